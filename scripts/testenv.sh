@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Test environment for cardhour: the packages the suites need and a throwaway
+# MariaDB 10.11. Nothing may depend on something installed by hand, so this
+# installs what is missing and starts what the tests talk to.
+#
+# Sourced (by scripts/test.sh):
+#   . scripts/testenv.sh
+#   ensure_packages      # apt-get only what is absent
+#   start_mariadb        # exports CARDHOUR_TEST_* and installs an EXIT trap that stops it
+#   export_chrome
+# (Meant for scripts: the traps would end an interactive shell that sources it.
+# For a shell with the environment set, run `scripts/testenv.sh bash`.)
+#
+# Executed, to get the same environment around any command:
+#   scripts/testenv.sh go test -count=1 ./store/...
+#   scripts/testenv.sh bash            # an interactive shell with the env set
+#
+# Exported:
+#   CARDHOUR_TEST_MYSQL        cardhour:cardhour@tcp(127.0.0.1:PORT)/   (no database; tests append
+#                              NAME?charset=utf8mb4&parseTime=true&loc=UTC)
+#   CARDHOUR_TEST_MARIADB_DIR  the datadir (its parent holds socket, pid file, log, port)
+#   CARDHOUR_TEST_MARIADB_PID  pid of the first mariadbd (a restart changes it; the
+#                              pid file in the parent of the datadir is the truth)
+#   CARDHOUR_TEST_MARIADB_PORT the TCP port (kept across stop/start)
+#   CARDHOUR_TEST_MARIADB_CTL  absolute path of scripts/mariadb-ctl.sh (stop|start|status)
+#   CARDHOUR_TEST_CHROME       path of the chromium binary
+
+# Only tighten the shell options when executed: a sourcing shell keeps its own.
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+	set -euo pipefail
+fi
+
+_testenv_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+_testenv_tmp=""
+
+# The tests run as root in CI; a developer without root still gets apt through sudo.
+_testenv_as_root() {
+	if [[ "$(id -u)" == 0 ]]; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		echo "testenv: need root (or sudo) to run: $*" >&2
+		return 1
+	fi
+}
+
+# Another apt/dpkg run (an image build, unattended upgrades) may hold the lock;
+# apt-get's own lock timeout waits for it instead of failing at once.
+_testenv_apt() {
+	_testenv_as_root env DEBIAN_FRONTEND=noninteractive \
+		apt-get -o DPkg::Lock::Timeout=600 "$@"
+}
+
+ensure_packages() {
+	local missing=()
+	if ! command -v mariadbd >/dev/null 2>&1 && [[ ! -x /usr/sbin/mariadbd ]]; then
+		missing+=(mariadb-server)
+	fi
+	if ! command -v chromium >/dev/null 2>&1; then
+		missing+=(chromium)
+	fi
+	# Without CJK fonts the zh-CN screenshots are tofu boxes.
+	if ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then
+		missing+=(fonts-noto-cjk)
+	fi
+	if ((${#missing[@]} == 0)); then
+		echo "testenv: packages present"
+		return 0
+	fi
+	echo "testenv: installing ${missing[*]}"
+	# Update only when installing: a fresh image has no package lists.
+	_testenv_apt update -qq
+	_testenv_apt install -y -qq "${missing[@]}"
+}
+
+# mariadbd lives in /usr/sbin, which a non-root PATH may lack.
+_testenv_path_sbin() {
+	case ":$PATH:" in
+	*:/usr/sbin:*) ;;
+	*) PATH="$PATH:/usr/sbin" ;;
+	esac
+}
+
+start_mariadb() {
+	_testenv_path_sbin
+	local ctl="$_testenv_dir/mariadb-ctl.sh"
+	_testenv_tmp="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-mariadb.XXXXXX")"
+	# Installed before anything can fail, so a half-started server is still stopped.
+	trap stop_mariadb EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+
+	export CARDHOUR_TEST_MARIADB_DIR="$_testenv_tmp/data"
+	export CARDHOUR_TEST_MARIADB_CTL="$ctl"
+	"$ctl" init
+
+	# Another process may take the port between picking and binding; try a few.
+	local try logsize
+	for try in 1 2 3 4 5; do
+		logsize="$(stat -c %s "$_testenv_tmp/mariadbd.log" 2>/dev/null || echo 0)"
+		if "$ctl" start; then
+			break
+		fi
+		# Only this attempt's part of the log says whether the port was the problem.
+		if ((try == 5)) || [[ "$(tail -c +"$((logsize + 1))" "$_testenv_tmp/mariadbd.log" 2>/dev/null)" != *"Bind on"* ]]; then
+			echo "testenv: MariaDB did not start" >&2
+			return 1
+		fi
+		echo "testenv: port taken, picking another" >&2
+		rm -f "$_testenv_tmp/port"
+	done
+
+	local port
+	port="$(cat "$_testenv_tmp/port")"
+	# Real grants, no --skip-grant-tables: the portal must work with a normal account.
+	# Both hosts: TCP from 127.0.0.1 (what the DSN uses) and the socket (localhost).
+	mariadb --no-defaults --protocol=socket --socket="$_testenv_tmp/mysqld.sock" -uroot <<-'SQL'
+		CREATE USER 'cardhour'@'127.0.0.1' IDENTIFIED BY 'cardhour';
+		CREATE USER 'cardhour'@'localhost' IDENTIFIED BY 'cardhour';
+		GRANT ALL PRIVILEGES ON *.* TO 'cardhour'@'127.0.0.1' WITH GRANT OPTION;
+		GRANT ALL PRIVILEGES ON *.* TO 'cardhour'@'localhost' WITH GRANT OPTION;
+		FLUSH PRIVILEGES;
+	SQL
+
+	export CARDHOUR_TEST_MARIADB_PORT="$port"
+	export CARDHOUR_TEST_MARIADB_PID
+	CARDHOUR_TEST_MARIADB_PID="$(cat "$_testenv_tmp/mariadbd.pid")"
+	export CARDHOUR_TEST_MYSQL="cardhour:cardhour@tcp(127.0.0.1:${port})/"
+	echo "testenv: MariaDB $(mariadbd --version | awk '{print $3}') on 127.0.0.1:$port (pid $CARDHOUR_TEST_MARIADB_PID, dir $_testenv_tmp)"
+}
+
+# Idempotent: the EXIT trap calls it even if a test already stopped the server.
+stop_mariadb() {
+	local dir="$_testenv_tmp"
+	[[ -n "$dir" && -d "$dir" ]] || return 0
+	CARDHOUR_TEST_MARIADB_DIR="$dir/data" "$_testenv_dir/mariadb-ctl.sh" stop || true
+	rm -rf "$dir"
+	_testenv_tmp=""
+	echo "testenv: MariaDB stopped, $dir removed"
+}
+
+export_chrome() {
+	local chrome
+	chrome="$(command -v chromium || true)"
+	if [[ -z "$chrome" ]]; then
+		echo "testenv: chromium not found" >&2
+		return 1
+	fi
+	export CARDHOUR_TEST_CHROME="$chrome"
+}
+
+# Executed rather than sourced: set everything up, run the command, tear down.
+if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
+	if (($# == 0)); then
+		echo "usage: $0 COMMAND [ARG...]   (or source it and call ensure_packages, start_mariadb, export_chrome)" >&2
+		exit 2
+	fi
+	ensure_packages
+	start_mariadb
+	export_chrome
+	# Not exec: the EXIT trap must outlive the command to stop MariaDB.
+	"$@"
+fi

@@ -1,0 +1,153 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/store"
+	"cardhour/web"
+)
+
+const auditPageSize = 50
+
+// prettyJSON indents a stored snapshot for reading; text that is not JSON
+// is shown as it is.
+func prettyJSON(raw *string) string {
+	if raw == nil || *raw == "" || *raw == "null" {
+		return ""
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, []byte(*raw), "", "  "); err != nil {
+		return *raw
+	}
+	return buf.String()
+}
+
+func auditURL(entity string, page int) string {
+	q := url.Values{}
+	if entity != "" {
+		q.Set("entity", entity)
+	}
+	if page > 1 {
+		q.Set("page", strconv.Itoa(page))
+	}
+	if len(q) == 0 {
+		return "/admin/audit"
+	}
+	return "/admin/audit?" + q.Encode()
+}
+
+func (s *Server) auditPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	entities, err := s.store.FindAuditEntities(ctx)
+	if err != nil {
+		return err
+	}
+	p := s.page(c, "admin.audit", "admin")
+	a := web.AuditProps{PageNum: 1}
+	for _, e := range entities {
+		a.Entities = append(a.Entities, web.Option{Value: e, Label: web.EntityLabel(p, e)})
+		if e == c.QueryParam("entity") {
+			a.Entity = e
+		}
+	}
+	// A page number that does not parse is the first page: it comes from a
+	// link, not from someone who can fix it.
+	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 {
+		a.PageNum = n
+	}
+	entries, total, err := s.store.FindAuditEntries(ctx, store.AuditFilter{Entity: a.Entity, Limit: auditPageSize, Offset: (a.PageNum - 1) * auditPageSize})
+	if err != nil {
+		return err
+	}
+	a.Total = total
+	a.Pages = int((total + auditPageSize - 1) / auditPageSize)
+	if a.Pages < 1 {
+		a.Pages = 1
+	}
+	if a.PageNum > 1 {
+		a.PrevURL = auditURL(a.Entity, min(a.PageNum-1, a.Pages))
+	}
+	if a.PageNum < a.Pages {
+		a.NextURL = auditURL(a.Entity, a.PageNum+1)
+	}
+	for _, e := range entries {
+		a.Rows = append(a.Rows, web.AuditRow{ID: e.ID, At: e.At, Actor: e.ActorName, Action: e.Action, Entity: e.Entity,
+			EntityID: e.EntityID, Summary: e.Summary, IP: e.RemoteIP, Before: prettyJSON(e.BeforeJSON), After: prettyJSON(e.AfterJSON)})
+	}
+	return s.render(c, http.StatusOK, web.AuditPage(p, a))
+}
+
+// auditJSON is an audit entry in the API; before and after are the stored
+// snapshots as JSON values, null when the change has no such side.
+type auditJSON struct {
+	ID        int64           `json:"id"`
+	At        time.Time       `json:"at"`
+	ActorID   *int64          `json:"actor_id"`
+	ActorName string          `json:"actor"`
+	Action    string          `json:"action"`
+	Entity    string          `json:"entity"`
+	EntityID  int64           `json:"entity_id"`
+	Summary   string          `json:"summary"`
+	RemoteIP  string          `json:"remote_ip"`
+	Before    json.RawMessage `json:"before"`
+	After     json.RawMessage `json:"after"`
+}
+
+func rawJSON(s *string) json.RawMessage {
+	if s == nil || !json.Valid([]byte(*s)) {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(*s)
+}
+
+func (s *Server) apiListAudit(c echo.Context) error {
+	v := errs.NewValidation("server.apiListAudit")
+	f := store.AuditFilter{Entity: c.QueryParam("entity"), Limit: auditPageSize}
+	intParam := func(name string, lo, hi int64, key string) (int64, bool) {
+		raw := c.QueryParam(name)
+		if raw == "" {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			v.Add(name, "field.integer")
+			return 0, false
+		}
+		if n < lo || n > hi {
+			v.Add(name, key)
+			return 0, false
+		}
+		return n, true
+	}
+	if n, ok := intParam("entity_id", 1, 1<<62, "error.id"); ok {
+		f.EntityID = n
+	}
+	if n, ok := intParam("limit", 1, 1000, "audit.limit_range"); ok {
+		f.Limit = int(n)
+	}
+	if n, ok := intParam("offset", 0, 1<<31-1, "audit.offset_range"); ok {
+		f.Offset = int(n)
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	entries, total, err := s.store.FindAuditEntries(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	out := make([]auditJSON, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, auditJSON{ID: e.ID, At: e.At, ActorID: e.ActorID, ActorName: e.ActorName, Action: e.Action,
+			Entity: e.Entity, EntityID: e.EntityID, Summary: e.Summary, RemoteIP: e.RemoteIP,
+			Before: rawJSON(e.BeforeJSON), After: rawJSON(e.AfterJSON)})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"entries": out, "total": total, "limit": f.Limit, "offset": f.Offset})
+}

@@ -1,0 +1,205 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/store"
+	"cardhour/web"
+)
+
+var hostFields = []string{"name", "zone"}
+
+// hostCards counts every card of each host, retired ones too: any of them
+// keeps the host from being deleted.
+func (s *Server) hostCards(c echo.Context) (map[int64]int, error) {
+	cards, err := s.store.FindCards(c.Request().Context(), store.CardFilter{})
+	if err != nil {
+		return nil, err
+	}
+	n := map[int64]int{}
+	for _, cd := range cards {
+		n[cd.HostID]++
+	}
+	return n, nil
+}
+
+func (s *Server) hostRows(c echo.Context) ([]web.HostRow, error) {
+	hosts, err := s.store.FindHosts(c.Request().Context())
+	if err != nil {
+		return nil, err
+	}
+	counts, err := s.hostCards(c)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]web.HostRow, 0, len(hosts))
+	for _, h := range hosts {
+		rows = append(rows, web.HostRow{ID: h.ID, Name: h.Name, Zone: h.Zone, Cards: counts[h.ID]})
+	}
+	return rows, nil
+}
+
+func hostFromForm(f web.Form) store.HostInput {
+	return store.HostInput{Name: f.Value("name"), Zone: f.Value("zone")}
+}
+
+func hostForm(h *store.Host) web.Form {
+	f := web.NewForm()
+	f.Values["name"] = h.Name
+	f.Values["zone"] = h.Zone
+	return f
+}
+
+func (s *Server) hostsPage(c echo.Context) error {
+	return s.renderHosts(c, http.StatusOK, web.NewForm(), "")
+}
+
+func (s *Server) renderHosts(c echo.Context, status int, f web.Form, listErr string) error {
+	rows, err := s.hostRows(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, status, web.HostsPage(s.page(c, "admin.hosts", "admin"), rows, f, listErr))
+}
+
+func (s *Server) createHostForm(c echo.Context) error {
+	f := formOf(c, hostFields...)
+	h, err := s.store.CreateHost(c.Request().Context(), hostFromForm(f))
+	if err == nil {
+		return s.redirectWithFlash(c, "/admin/hosts", web.T(langOf(c), "admin.created", h.Name))
+	}
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.renderHosts(c, statusOf(errs.CodeOf(err)), f, "")
+}
+
+func (s *Server) editHostPage(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	h, err := s.store.FindHostByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, web.HostEditPage(s.page(c, "admin.hosts", "admin"), id, hostForm(h)))
+}
+
+func (s *Server) updateHostForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	f := formOf(c, hostFields...)
+	h, err := s.store.UpdateHost(c.Request().Context(), id, hostFromForm(f))
+	if err == nil {
+		return s.redirectWithFlash(c, "/admin/hosts", web.T(langOf(c), "admin.updated", h.Name))
+	}
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.render(c, statusOf(errs.CodeOf(err)), web.HostEditPage(s.page(c, "admin.hosts", "admin"), id, f))
+}
+
+func (s *Server) deleteHostForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	h, err := s.store.FindHostByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteHost(c.Request().Context(), id); err != nil {
+		if msg, ok := refused(langOf(c), err); ok {
+			return s.renderHosts(c, statusOf(errs.CodeOf(err)), web.NewForm(), msg)
+		}
+		return err
+	}
+	return s.redirectWithFlash(c, "/admin/hosts", web.T(langOf(c), "admin.deleted", h.Name))
+}
+
+// hostJSON is a host in the API with the number of cards it carries.
+type hostJSON struct {
+	store.Host
+	Cards int `json:"cards"`
+}
+
+func (s *Server) apiListHosts(c echo.Context) error {
+	hosts, err := s.store.FindHosts(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	counts, err := s.hostCards(c)
+	if err != nil {
+		return err
+	}
+	out := make([]hostJSON, 0, len(hosts))
+	for _, h := range hosts {
+		out = append(out, hostJSON{Host: h, Cards: counts[h.ID]})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"hosts": out})
+}
+
+func (s *Server) apiGetHost(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	h, err := s.store.FindHostByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	cards, err := s.store.FindCards(c.Request().Context(), store.CardFilter{HostID: id})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, hostJSON{Host: *h, Cards: len(cards)})
+}
+
+func (s *Server) apiCreateHost(c echo.Context) error {
+	var in store.HostInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	h, err := s.store.CreateHost(c.Request().Context(), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, hostJSON{Host: *h})
+}
+
+func (s *Server) apiUpdateHost(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in store.HostInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	h, err := s.store.UpdateHost(c.Request().Context(), id, in)
+	if err != nil {
+		return err
+	}
+	cards, err := s.store.FindCards(c.Request().Context(), store.CardFilter{HostID: id})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, hostJSON{Host: *h, Cards: len(cards)})
+}
+
+func (s *Server) apiDeleteHost(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteHost(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

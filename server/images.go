@@ -1,0 +1,165 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/store"
+	"cardhour/web"
+)
+
+var imageFields = []string{"name", "reference", "cuda_version", "frameworks", "description"}
+
+func imageFromForm(f web.Form) store.ImageInput {
+	return store.ImageInput{Name: f.Value("name"), Reference: f.Value("reference"), CUDAVersion: f.Value("cuda_version"),
+		Frameworks: f.Value("frameworks"), Description: f.Value("description")}
+}
+
+func imageForm(i *store.Image) web.Form {
+	f := web.NewForm()
+	f.Values["name"] = i.Name
+	f.Values["reference"] = i.Reference
+	f.Values["cuda_version"] = i.CUDAVersion
+	f.Values["frameworks"] = i.Frameworks
+	f.Values["description"] = i.Description
+	return f
+}
+
+func (s *Server) imagesPage(c echo.Context) error {
+	return s.renderImages(c, http.StatusOK, web.NewForm(), "")
+}
+
+func (s *Server) renderImages(c echo.Context, status int, f web.Form, listErr string) error {
+	images, err := s.store.FindImages(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	rows := make([]web.ImageRow, 0, len(images))
+	for _, i := range images {
+		rows = append(rows, web.ImageRow{ID: i.ID, Name: i.Name, Reference: i.Reference, CUDAVersion: i.CUDAVersion,
+			Frameworks: i.Frameworks, Description: i.Description})
+	}
+	return s.render(c, status, web.ImagesPage(s.page(c, "admin.images", "admin"), rows, f, listErr))
+}
+
+func (s *Server) createImageForm(c echo.Context) error {
+	f := formOf(c, imageFields...)
+	i, err := s.store.CreateImage(c.Request().Context(), imageFromForm(f))
+	if err == nil {
+		return s.redirectWithFlash(c, "/admin/images", web.T(langOf(c), "admin.created", i.Name))
+	}
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.renderImages(c, statusOf(errs.CodeOf(err)), f, "")
+}
+
+func (s *Server) editImagePage(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	i, err := s.store.FindImageByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.render(c, http.StatusOK, web.ImageEditPage(s.page(c, "admin.images", "admin"), id, imageForm(i)))
+}
+
+func (s *Server) updateImageForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	f := formOf(c, imageFields...)
+	i, err := s.store.UpdateImage(c.Request().Context(), id, imageFromForm(f))
+	if err == nil {
+		return s.redirectWithFlash(c, "/admin/images", web.T(langOf(c), "admin.updated", i.Name))
+	}
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.render(c, statusOf(errs.CodeOf(err)), web.ImageEditPage(s.page(c, "admin.images", "admin"), id, f))
+}
+
+func (s *Server) deleteImageForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	i, err := s.store.FindImageByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteImage(c.Request().Context(), id); err != nil {
+		if msg, ok := refused(langOf(c), err); ok {
+			return s.renderImages(c, statusOf(errs.CodeOf(err)), web.NewForm(), msg)
+		}
+		return err
+	}
+	return s.redirectWithFlash(c, "/admin/images", web.T(langOf(c), "admin.deleted", i.Name))
+}
+
+func (s *Server) apiListImages(c echo.Context) error {
+	images, err := s.store.FindImages(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if images == nil {
+		images = []store.Image{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"images": images})
+}
+
+func (s *Server) apiGetImage(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	i, err := s.store.FindImageByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, i)
+}
+
+func (s *Server) apiCreateImage(c echo.Context) error {
+	var in store.ImageInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	i, err := s.store.CreateImage(c.Request().Context(), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, i)
+}
+
+func (s *Server) apiUpdateImage(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in store.ImageInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	i, err := s.store.UpdateImage(c.Request().Context(), id, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, i)
+}
+
+func (s *Server) apiDeleteImage(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteImage(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

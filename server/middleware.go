@@ -1,0 +1,124 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"cardhour/errs"
+	"cardhour/web"
+)
+
+const (
+	langCookie = "cardhour_lang"
+	ctxLang    = "cardhour.lang"
+	csrfCookie = "cardhour_csrf"
+	ctxCSRF    = "csrf"
+)
+
+func (s *Server) middleware() {
+	e := s.echo
+	e.Use(middleware.RequestID())
+	e.Use(s.recoverPanics)
+	e.Use(s.observe)
+	e.Use(middleware.BodyLimit("12M"))
+	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
+		XSSProtection:         "0",
+		ContentTypeNosniff:    "nosniff",
+		XFrameOptions:         "DENY",
+		ReferrerPolicy:        "same-origin",
+		ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:; frame-ancestors 'none'",
+	}))
+	e.Use(s.language)
+	e.Use(middleware.CSRFWithConfig(middleware.CSRFConfig{
+		// API clients authenticate with a bearer token that a browser never
+		// attaches on its own, so they cannot be forged cross-site.
+		Skipper: func(c echo.Context) bool {
+			_, bearer := bearerToken(c.Request())
+			return bearer || strings.HasPrefix(c.Path(), "/assets/")
+		},
+		TokenLookup:    "header:X-CSRF-Token,form:_csrf",
+		ContextKey:     ctxCSRF,
+		CookieName:     csrfCookie,
+		CookiePath:     "/",
+		CookieHTTPOnly: true,
+		CookieSameSite: http.SameSiteLaxMode,
+		CookieMaxAge:   86400,
+		ErrorHandler: func(err error, c echo.Context) error {
+			return &errs.Error{Code: errs.Forbidden, Op: "server.csrf", Key: "auth.csrf", Err: err}
+		},
+	}))
+}
+
+// language picks the viewer's language: an explicit ?lang=, the cookie set by
+// the switch, or the configured default.
+func (s *Server) language(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		lang := s.cfg.Lang
+		if ck, err := c.Cookie(langCookie); err == nil {
+			lang = web.NormalizeLang(ck.Value, lang)
+		}
+		if q := c.QueryParam("lang"); q != "" {
+			lang = web.NormalizeLang(q, lang)
+		}
+		c.Set(ctxLang, lang)
+		return next(c)
+	}
+}
+
+func langOf(c echo.Context) string {
+	if l, ok := c.Get(ctxLang).(string); ok {
+		return l
+	}
+	return web.LangZH
+}
+
+// recoverPanics turns a panic into an internal error, logged with its stack
+// by the error handler, instead of a dropped connection.
+func (s *Server) recoverPanics(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				err = errs.Internalf("server.panic", "panic: %v", r)
+			}
+		}()
+		return next(c)
+	}
+}
+
+// observe logs each request and records its duration by route pattern, so
+// /admin/cards/1 and /admin/cards/2 are one series.
+func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		status := c.Response().Status
+		route := c.Path()
+		if route == "" {
+			route = "unmatched"
+		}
+		d := time.Since(start)
+		s.metrics.requests.WithLabelValues(c.Request().Method, route, strconv.Itoa(status)).Observe(d.Seconds())
+		if strings.HasPrefix(route, "/assets/") || route == "/healthz" || route == "/metrics" {
+			return nil
+		}
+		attrs := []any{"method", c.Request().Method, "path", c.Request().URL.Path, "route", route,
+			"status", status, "ms", d.Milliseconds(), "ip", c.RealIP(),
+			"request_id", c.Response().Header().Get(echo.HeaderXRequestID)}
+		if u := mustUser(c); u != nil {
+			attrs = append(attrs, "user", u.Username)
+		}
+		s.log.Info("request", attrs...)
+		return nil
+	}
+}

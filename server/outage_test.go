@@ -1,0 +1,193 @@
+package server_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+
+	"cardhour/web"
+)
+
+// TestPortalSurvivesMariaDBOutage is the issue's acceptance: stopping the
+// database under a running portal gives 503 pages (and 503 JSON, a failing
+// /readyz, a living /healthz); starting it again brings the portal back
+// with the same login and no restart.
+//
+// It stops a MariaDB of its own, created with the same control script in a
+// temporary directory: go test runs packages in parallel, and stopping the
+// shared instance of scripts/testenv.sh would fail the store and e2e suites
+// running beside this one.
+func TestPortalSurvivesMariaDBOutage(t *testing.T) {
+	ctl := os.Getenv("CARDHOUR_TEST_MARIADB_CTL")
+	if os.Getenv("CARDHOUR_TEST_MYSQL") == "" || ctl == "" {
+		t.Skip("needs MariaDB: CARDHOUR_TEST_MYSQL and CARDHOUR_TEST_MARIADB_CTL are unset; run under scripts/testenv.sh (make test)")
+	}
+	db := startPrivateMariaDB(t, ctl)
+	dsn := db.createDatabase(t, "cardhour_outage")
+
+	e := newEnv(t, envOptions{vars: map[string]string{"CARDHOUR_DB": "mysql://" + dsn}, demo: true})
+	if e.st.Dialect() != "mysql" {
+		t.Fatalf("portal runs on %s, want mysql", e.st.Dialect())
+	}
+	c := e.client()
+	c.mustLogin("admin", adminPassword)
+	token := e.users["admin"].Token
+	apiPath := "/api/v1/card-types"
+	if hasRoute(e.srv, http.MethodGet, "/api/v1/cards") {
+		apiPath = "/api/v1/cards"
+	}
+	if r := c.get("/"); r.StatusCode != http.StatusOK {
+		t.Fatalf("GET / before the outage: %d", r.StatusCode)
+	}
+	if r := c.apiCall(http.MethodGet, apiPath, token, ""); r.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s before the outage: %d", apiPath, r.StatusCode)
+	}
+
+	db.ctl(t, "stop")
+
+	for _, lang := range []string{web.LangZH, web.LangEN} {
+		r := c.get("/?lang=" + lang)
+		if r.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("GET / (%s) with MariaDB stopped: status %d, want 503:\n%.600s", lang, r.StatusCode, r)
+		}
+		page := r.Doc(t).Find(`[data-testid=error-page]`)
+		if page.AttrOr("data-status", "") != "503" {
+			t.Errorf("GET / (%s) with MariaDB stopped: not the 503 error page:\n%.600s", lang, r)
+		}
+		if msg := page.Find(`[data-testid=error-message]`).Text(); msg != web.T(lang, "error.db_unavailable") {
+			t.Errorf("503 page (%s) says %q, want %q", lang, msg, web.T(lang, "error.db_unavailable"))
+		}
+		if r.Header.Get("Retry-After") == "" {
+			t.Errorf("503 without Retry-After")
+		}
+	}
+	mustAPIError(t, c.apiCall(http.MethodGet, apiPath, token, ""), http.StatusServiceUnavailable, "unavailable")
+	if r := c.get("/readyz"); r.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("/readyz with MariaDB stopped: %d, want 503", r.StatusCode)
+	}
+	if r := c.get("/healthz"); r.StatusCode != http.StatusOK {
+		t.Errorf("/healthz with MariaDB stopped: %d, want 200 (the process is fine)", r.StatusCode)
+	}
+	if c.cookie("cardhour_session") == "" {
+		t.Fatalf("the outage logged the user out (session cookie cleared)")
+	}
+
+	db.ctl(t, "start")
+
+	// The pool reconnects on its own; give it a bounded number of tries.
+	// This waits for recovery, it does not time it.
+	var last response
+	recovered := false
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		last = c.get("/")
+		if last.StatusCode == http.StatusOK {
+			recovered = true
+			break
+		}
+	}
+	if !recovered {
+		t.Fatalf("GET / after MariaDB came back: still %d after 30 s:\n%.600s", last.StatusCode, last)
+	}
+	if last.Doc(t).Find(`[data-testid=nav-admin]`).Length() != 1 {
+		t.Errorf("after recovery the same session should still be the admin")
+	}
+	if r := c.apiCall(http.MethodGet, apiPath, token, ""); r.StatusCode != http.StatusOK {
+		t.Errorf("GET %s after recovery: %d", apiPath, r.StatusCode)
+	}
+	if r := c.get("/readyz"); r.StatusCode != http.StatusOK {
+		t.Errorf("/readyz after recovery: %d: %s", r.StatusCode, r)
+	}
+}
+
+// privateMariaDB is a throwaway MariaDB in a temporary directory, run by
+// scripts/mariadb-ctl.sh the same way testenv.sh runs the shared one.
+type privateMariaDB struct {
+	script string
+	dir    string // parent of the datadir: port, socket, log
+	port   string
+}
+
+func startPrivateMariaDB(t *testing.T, script string) *privateMariaDB {
+	t.Helper()
+	// A short path: the socket lives here and unix socket paths are limited
+	// to about 100 bytes.
+	dir, err := os.MkdirTemp("", "cardhour-outage-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := &privateMariaDB{script: script, dir: dir}
+	t.Cleanup(func() {
+		// Always stopped, even when the test failed halfway through an
+		// outage; only then is the directory removed.
+		if out, err := db.run("stop"); err != nil {
+			t.Logf("mariadb-ctl stop: %v\n%s", err, out)
+		}
+		_ = os.RemoveAll(dir)
+	})
+	if out, err := db.run("init"); err != nil {
+		t.Fatalf("mariadb-ctl init: %v\n%s", err, out)
+	}
+	// The script picks a free port; another process can take it before
+	// mariadbd binds, so try a few like testenv.sh does.
+	for try := 1; ; try++ {
+		out, err := db.run("start")
+		if err == nil {
+			break
+		}
+		if try == 3 {
+			t.Fatalf("mariadb-ctl start: %v\n%s", err, out)
+		}
+		_ = os.Remove(filepath.Join(dir, "port"))
+	}
+	port, err := os.ReadFile(filepath.Join(dir, "port"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.port = strings.TrimSpace(string(port))
+	return db
+}
+
+func (db *privateMariaDB) run(action string) ([]byte, error) {
+	cmd := exec.Command(db.script, action)
+	cmd.Env = append(os.Environ(), "CARDHOUR_TEST_MARIADB_DIR="+filepath.Join(db.dir, "data"))
+	return cmd.CombinedOutput()
+}
+
+func (db *privateMariaDB) ctl(t *testing.T, action string) {
+	t.Helper()
+	if out, err := db.run(action); err != nil {
+		t.Fatalf("mariadb-ctl %s: %v\n%s", action, err, out)
+	}
+}
+
+// createDatabase makes a database and an account that may use only it, as
+// an operator would on Tianyi RDS, and returns the go-sql-driver DSN.
+func (db *privateMariaDB) createDatabase(t *testing.T, name string) string {
+	t.Helper()
+	// The fresh instance's root has no password from 127.0.0.1.
+	root, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%s)/", db.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	ctx := context.Background()
+	for _, q := range []string{
+		"CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
+		"CREATE USER 'portal'@'127.0.0.1' IDENTIFIED BY 'portal-pw'",
+		"GRANT ALL PRIVILEGES ON " + name + ".* TO 'portal'@'127.0.0.1'",
+	} {
+		if _, err := root.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return fmt.Sprintf("portal:portal-pw@tcp(127.0.0.1:%s)/%s", db.port, name)
+}

@@ -1,0 +1,393 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/store"
+	"cardhour/web"
+)
+
+var teamFields = []string{"name", "description", "requires_approval"}
+
+// memberCounts counts the members of every team.
+func (s *Server) memberCounts(c echo.Context) (map[int64]int, error) {
+	ms, err := s.store.FindMemberships(c.Request().Context(), store.MembershipFilter{})
+	if err != nil {
+		return nil, err
+	}
+	n := map[int64]int{}
+	for _, m := range ms {
+		n[m.TeamID]++
+	}
+	return n, nil
+}
+
+func teamFromForm(f web.Form) store.TeamInput {
+	return store.TeamInput{Name: f.Value("name"), Description: f.Value("description"), RequiresApproval: f.Value("requires_approval") != ""}
+}
+
+func teamForm(t *store.Team) web.Form {
+	f := web.NewForm()
+	f.Values["name"] = t.Name
+	f.Values["description"] = t.Description
+	if t.RequiresApproval {
+		f.Values["requires_approval"] = "on"
+	}
+	return f
+}
+
+func teamRoleOptions(lang string) []web.Option {
+	out := make([]web.Option, 0, len(store.TeamRoles))
+	for _, r := range store.TeamRoles {
+		out = append(out, web.Option{Value: r, Label: web.T(lang, "role."+r)})
+	}
+	return out
+}
+
+func (s *Server) teamsPage(c echo.Context) error {
+	return s.renderTeams(c, http.StatusOK, web.NewForm(), "")
+}
+
+func (s *Server) renderTeams(c echo.Context, status int, f web.Form, listErr string) error {
+	teams, err := s.store.FindTeams(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	counts, err := s.memberCounts(c)
+	if err != nil {
+		return err
+	}
+	rows := make([]web.TeamRow, 0, len(teams))
+	for _, t := range teams {
+		rows = append(rows, web.TeamRow{ID: t.ID, Name: t.Name, Description: t.Description, Members: counts[t.ID]})
+	}
+	return s.render(c, status, web.TeamsPage(s.page(c, "admin.teams", "admin"), rows, f, listErr))
+}
+
+func (s *Server) createTeamForm(c echo.Context) error {
+	f := formOf(c, teamFields...)
+	t, err := s.store.CreateTeam(c.Request().Context(), teamFromForm(f))
+	if err == nil {
+		return s.redirectWithFlash(c, "/admin/teams/"+strconv.FormatInt(t.ID, 10), web.T(langOf(c), "admin.created", t.Name))
+	}
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.renderTeams(c, statusOf(errs.CodeOf(err)), f, "")
+}
+
+// renderTeamEdit shows the team page; f is the team form, mf the add-member
+// form and memberErr a refused change to a member row. A nil f shows the
+// stored fields.
+func (s *Server) renderTeamEdit(c echo.Context, status int, id int64, f *web.Form, mf web.Form, memberErr string) error {
+	ctx := c.Request().Context()
+	t, err := s.store.FindTeamByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	if f == nil {
+		tf := teamForm(t)
+		f = &tf
+	}
+	ms, err := s.store.FindMemberships(ctx, store.MembershipFilter{TeamID: id})
+	if err != nil {
+		return err
+	}
+	users, err := s.store.FindUsers(ctx, store.UserFilter{Limit: 1000})
+	if err != nil {
+		return err
+	}
+	lang := langOf(c)
+	props := web.TeamEditProps{ID: id, Name: t.Name, Roles: teamRoleOptions(lang)}
+	in := map[int64]bool{}
+	for _, m := range ms {
+		in[m.UserID] = true
+		props.Members = append(props.Members, web.MemberRow{UserID: m.UserID, Username: m.Username, DisplayName: m.DisplayName, Role: m.Role})
+	}
+	for _, u := range users {
+		if in[u.ID] || u.Disabled {
+			continue
+		}
+		label := u.Username
+		if u.DisplayName != "" {
+			label += " · " + u.DisplayName
+		}
+		props.Users = append(props.Users, web.Option{Value: strconv.FormatInt(u.ID, 10), Label: label})
+	}
+	if mf.Value("role") == "" {
+		mf.Values["role"] = store.TeamRoleMember
+	}
+	return s.render(c, status, web.TeamEditPage(s.page(c, "admin.teams", "admin"), props, *f, mf, memberErr))
+}
+
+func (s *Server) editTeamPage(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	return s.renderTeamEdit(c, http.StatusOK, id, nil, web.NewForm(), "")
+}
+
+func (s *Server) updateTeamForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	f := formOf(c, teamFields...)
+	t, err := s.store.UpdateTeam(c.Request().Context(), id, teamFromForm(f))
+	if err == nil {
+		return s.redirectWithFlash(c, "/admin/teams", web.T(langOf(c), "admin.updated", t.Name))
+	}
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.renderTeamEdit(c, statusOf(errs.CodeOf(err)), id, &f, web.NewForm(), "")
+}
+
+func (s *Server) deleteTeamForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	t, err := s.store.FindTeamByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteTeam(c.Request().Context(), id); err != nil {
+		if msg, ok := refused(langOf(c), err); ok {
+			return s.renderTeams(c, statusOf(errs.CodeOf(err)), web.NewForm(), msg)
+		}
+		return err
+	}
+	return s.redirectWithFlash(c, "/admin/teams", web.T(langOf(c), "admin.deleted", t.Name))
+}
+
+func teamPath(id int64) string { return "/admin/teams/" + strconv.FormatInt(id, 10) }
+
+// addMemberForm puts a user in the team, or changes their role when they
+// are in it already.
+func (s *Server) addMemberForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	mf := formOf(c, "user_id", "role")
+	var m *store.Membership
+	userID, perr := strconv.ParseInt(strings.TrimSpace(mf.Value("user_id")), 10, 64)
+	if perr != nil || userID <= 0 {
+		err = &errs.Error{Code: errs.Invalid, Op: "server.addMemberForm", Key: "field.required", Fields: map[string]string{"user_id": "field.required"}}
+	} else {
+		m, err = s.store.SetMembership(c.Request().Context(), id, userID, mf.Value("role"))
+	}
+	if err == nil {
+		return s.redirectWithFlash(c, teamPath(id), web.T(langOf(c), "team.member_saved", s.username(c, m.UserID)))
+	}
+	if !formFailed(langOf(c), err, &mf) {
+		return err
+	}
+	return s.renderTeamEdit(c, statusOf(errs.CodeOf(err)), id, nil, mf, "")
+}
+
+func (s *Server) setMemberRoleForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	userID, err := pathID(c, "user_id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.SetMembership(c.Request().Context(), id, userID, c.FormValue("role")); err != nil {
+		if msg, ok := refused(langOf(c), err); ok {
+			return s.renderTeamEdit(c, statusOf(errs.CodeOf(err)), id, nil, web.NewForm(), msg)
+		}
+		return err
+	}
+	return s.redirectWithFlash(c, teamPath(id), web.T(langOf(c), "team.member_saved", s.username(c, userID)))
+}
+
+func (s *Server) removeMemberForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	userID, err := pathID(c, "user_id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteMembership(c.Request().Context(), id, userID); err != nil {
+		return err
+	}
+	return s.redirectWithFlash(c, teamPath(id), web.T(langOf(c), "team.member_removed", s.username(c, userID)))
+}
+
+// username names a user in a flash message; the id stands in if the lookup
+// fails, since the change itself has already succeeded.
+func (s *Server) username(c echo.Context, id int64) string {
+	u, err := s.store.FindUserByID(c.Request().Context(), id)
+	if err != nil {
+		return "#" + strconv.FormatInt(id, 10)
+	}
+	return u.Username
+}
+
+// teamJSON is a team in the API with its member count.
+type teamJSON struct {
+	store.Team
+	Members int `json:"members"`
+}
+
+func (s *Server) apiListTeams(c echo.Context) error {
+	teams, err := s.store.FindTeams(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	counts, err := s.memberCounts(c)
+	if err != nil {
+		return err
+	}
+	out := make([]teamJSON, 0, len(teams))
+	for _, t := range teams {
+		out = append(out, teamJSON{Team: t, Members: counts[t.ID]})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"teams": out})
+}
+
+func (s *Server) teamWithCount(c echo.Context, t *store.Team) (teamJSON, error) {
+	ms, err := s.store.FindMemberships(c.Request().Context(), store.MembershipFilter{TeamID: t.ID})
+	if err != nil {
+		return teamJSON{}, err
+	}
+	return teamJSON{Team: *t, Members: len(ms)}, nil
+}
+
+func (s *Server) apiGetTeam(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	t, err := s.store.FindTeamByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	out, err := s.teamWithCount(c, t)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) apiCreateTeam(c echo.Context) error {
+	var in store.TeamInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	t, err := s.store.CreateTeam(c.Request().Context(), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, teamJSON{Team: *t})
+}
+
+func (s *Server) apiUpdateTeam(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in store.TeamInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	t, err := s.store.UpdateTeam(c.Request().Context(), id, in)
+	if err != nil {
+		return err
+	}
+	out, err := s.teamWithCount(c, t)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) apiDeleteTeam(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteTeam(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) apiListMembers(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	// An unknown team is a 404, not an empty list.
+	if _, err := s.store.FindTeamByID(ctx, id); err != nil {
+		return err
+	}
+	ms, err := s.store.FindMemberships(ctx, store.MembershipFilter{TeamID: id})
+	if err != nil {
+		return err
+	}
+	if ms == nil {
+		ms = []store.MembershipView{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"members": ms})
+}
+
+// memberRequest is the body of PUT /api/v1/teams/:id/members/:user_id.
+type memberRequest struct {
+	Role string `json:"role"`
+}
+
+func (s *Server) apiSetMember(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	userID, err := pathID(c, "user_id")
+	if err != nil {
+		return err
+	}
+	var req memberRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if _, err := s.store.SetMembership(ctx, id, userID, req.Role); err != nil {
+		return err
+	}
+	ms, err := s.store.FindMemberships(ctx, store.MembershipFilter{TeamID: id, UserID: userID})
+	if err != nil {
+		return err
+	}
+	if len(ms) == 0 {
+		return errs.E(errs.NotFound, "server.apiSetMember", "membership.not_found")
+	}
+	return c.JSON(http.StatusOK, ms[0])
+}
+
+func (s *Server) apiRemoveMember(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	userID, err := pathID(c, "user_id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteMembership(c.Request().Context(), id, userID); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}

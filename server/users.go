@@ -1,0 +1,266 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/store"
+	"cardhour/web"
+)
+
+var (
+	userCreateFields = []string{"username", "display_name", "email", "password", "role"}
+	userEditFields   = []string{"display_name", "email", "role", "disabled", "password"}
+)
+
+func roleOptions(lang string) []web.Option {
+	out := make([]web.Option, 0, len(store.Roles))
+	for _, r := range store.Roles {
+		out = append(out, web.Option{Value: r, Label: web.T(lang, "role."+r)})
+	}
+	return out
+}
+
+// teamsByUser lists every user's teams as "team (role)" in lang.
+func (s *Server) teamsByUser(c echo.Context, f store.MembershipFilter) (map[int64][]string, error) {
+	ms, err := s.store.FindMemberships(c.Request().Context(), f)
+	if err != nil {
+		return nil, err
+	}
+	lang := langOf(c)
+	out := map[int64][]string{}
+	for _, m := range ms {
+		out[m.UserID] = append(out[m.UserID], m.TeamName+" ("+web.T(lang, "role."+m.Role)+")")
+	}
+	return out, nil
+}
+
+func (s *Server) usersPage(c echo.Context) error {
+	f := web.NewForm()
+	f.Values["role"] = store.RoleMember
+	return s.renderUsers(c, http.StatusOK, f)
+}
+
+func (s *Server) renderUsers(c echo.Context, status int, f web.Form) error {
+	users, err := s.store.FindUsers(c.Request().Context(), store.UserFilter{Limit: 1000})
+	if err != nil {
+		return err
+	}
+	teams, err := s.teamsByUser(c, store.MembershipFilter{})
+	if err != nil {
+		return err
+	}
+	rows := make([]web.UserRow, 0, len(users))
+	for _, u := range users {
+		rows = append(rows, web.UserRow{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Email: u.Email,
+			Role: u.Role, Disabled: u.Disabled, Teams: teams[u.ID]})
+	}
+	// A rejected password is never sent back into the page.
+	delete(f.Values, "password")
+	return s.render(c, status, web.UsersPage(s.page(c, "admin.users", "admin"), rows, roleOptions(langOf(c)), f))
+}
+
+func (s *Server) createUserForm(c echo.Context) error {
+	f := formOf(c, userCreateFields...)
+	in := store.UserCreate{Username: f.Value("username"), DisplayName: f.Value("display_name"), Email: f.Value("email"),
+		Password: f.Value("password"), Role: f.Value("role")}
+	u, err := s.store.CreateUser(c.Request().Context(), in)
+	if err == nil {
+		return s.redirectWithFlash(c, "/admin/users", web.T(langOf(c), "admin.created", u.Username))
+	}
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.renderUsers(c, statusOf(errs.CodeOf(err)), f)
+}
+
+func userForm(u *store.User) web.Form {
+	f := web.NewForm()
+	f.Values["display_name"] = u.DisplayName
+	f.Values["email"] = u.Email
+	f.Values["role"] = u.Role
+	f.Values["disabled"] = strconv.FormatBool(u.Disabled)
+	return f
+}
+
+func (s *Server) renderUserEdit(c echo.Context, status int, u *store.User, f web.Form) error {
+	teams, err := s.teamsByUser(c, store.MembershipFilter{UserID: u.ID})
+	if err != nil {
+		return err
+	}
+	delete(f.Values, "password")
+	return s.render(c, status, web.UserEditPage(s.page(c, "admin.users", "admin"), u.ID, u.Username, teams[u.ID], roleOptions(langOf(c)), f))
+}
+
+func (s *Server) editUserPage(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	u, err := s.store.FindUserByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.renderUserEdit(c, http.StatusOK, u, userForm(u))
+}
+
+// userUpdateFromForm sets every field the form shows; the password only
+// when one was typed.
+func userUpdateFromForm(f web.Form) store.UserUpdate {
+	display, email, role := f.Value("display_name"), f.Value("email"), f.Value("role")
+	disabled := f.Value("disabled") == "true"
+	up := store.UserUpdate{DisplayName: &display, Email: &email, Role: &role, Disabled: &disabled}
+	if pw := f.Value("password"); pw != "" {
+		up.Password = &pw
+	}
+	return up
+}
+
+func (s *Server) updateUserForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	current, err := s.store.FindUserByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	f := formOf(c, userEditFields...)
+	up := userUpdateFromForm(f)
+	u, err := s.store.UpdateUser(ctx, id, up)
+	if err != nil {
+		if !formFailed(langOf(c), err, &f) {
+			return err
+		}
+		return s.renderUserEdit(c, statusOf(errs.CodeOf(err)), current, f)
+	}
+	if err := s.keepOwnSession(c, id, up); err != nil {
+		return err
+	}
+	return s.redirectWithFlash(c, "/admin/users", web.T(langOf(c), "admin.updated", u.Username))
+}
+
+// keepOwnSession logs an admin who just set their own password straight back
+// in here: the new password ended every session of the account.
+func (s *Server) keepOwnSession(c echo.Context, id int64, up store.UserUpdate) error {
+	me := mustUser(c)
+	if up.Password == nil || me == nil || me.ID != id || c.Get(ctxAuthKind) != authSession {
+		return nil
+	}
+	token, err := s.store.CreateSession(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	s.setSessionCookie(c, token)
+	return nil
+}
+
+// userTeam is one of a user's teams in the API.
+type userTeam struct {
+	TeamID   int64  `json:"team_id"`
+	TeamName string `json:"team_name"`
+	Role     string `json:"role"`
+}
+
+// userJSON is a user in the API with their teams; store.User never carries
+// its password hash into JSON.
+type userJSON struct {
+	store.User
+	Teams []userTeam `json:"teams"`
+}
+
+func (s *Server) userTeams(c echo.Context, f store.MembershipFilter) (map[int64][]userTeam, error) {
+	ms, err := s.store.FindMemberships(c.Request().Context(), f)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]userTeam{}
+	for _, m := range ms {
+		out[m.UserID] = append(out[m.UserID], userTeam{TeamID: m.TeamID, TeamName: m.TeamName, Role: m.Role})
+	}
+	return out, nil
+}
+
+func (s *Server) toUserJSON(c echo.Context, u *store.User) (userJSON, error) {
+	teams, err := s.userTeams(c, store.MembershipFilter{UserID: u.ID})
+	if err != nil {
+		return userJSON{}, err
+	}
+	out := userJSON{User: *u, Teams: teams[u.ID]}
+	if out.Teams == nil {
+		out.Teams = []userTeam{}
+	}
+	return out, nil
+}
+
+func (s *Server) apiListUsers(c echo.Context) error {
+	users, err := s.store.FindUsers(c.Request().Context(), store.UserFilter{Query: c.QueryParam("q"), Limit: 1000})
+	if err != nil {
+		return err
+	}
+	teams, err := s.userTeams(c, store.MembershipFilter{})
+	if err != nil {
+		return err
+	}
+	out := make([]userJSON, 0, len(users))
+	for _, u := range users {
+		ts := teams[u.ID]
+		if ts == nil {
+			ts = []userTeam{}
+		}
+		out = append(out, userJSON{User: u, Teams: ts})
+	}
+	return c.JSON(http.StatusOK, map[string]any{"users": out})
+}
+
+func (s *Server) apiGetUser(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	u, err := s.store.FindUserByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	out, err := s.toUserJSON(c, u)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) apiCreateUser(c echo.Context) error {
+	var in store.UserCreate
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	u, err := s.store.CreateUser(c.Request().Context(), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, userJSON{User: *u, Teams: []userTeam{}})
+}
+
+func (s *Server) apiUpdateUser(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var up store.UserUpdate
+	if err := decodeJSON(c, &up); err != nil {
+		return err
+	}
+	u, err := s.store.UpdateUser(c.Request().Context(), id, up)
+	if err != nil {
+		return err
+	}
+	out, err := s.toUserJSON(c, u)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}

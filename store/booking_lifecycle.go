@@ -1,0 +1,397 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"cardhour/errs"
+	"cardhour/schedule"
+)
+
+// loadOwnBooking locks the booking's card type, loads the booking and
+// checks that the actor may change it: its owner, a manager of its team, or
+// an admin.
+func (s *Store) loadOwnBooking(ctx context.Context, tx *gorm.DB, op string, id int64, ct *CardType) (*Booking, *User, error) {
+	var b Booking
+	if err := tx.First(&b, id).Error; err != nil {
+		return nil, nil, withKey(translate(op, err), "booking.not_found")
+	}
+	if err := s.lockCardType(tx, b.CardTypeID, ct); err != nil {
+		return nil, nil, err
+	}
+	// Re-read under the lock: another process may have changed it.
+	if err := tx.First(&b, id).Error; err != nil {
+		return nil, nil, withKey(translate(op, err), "booking.not_found")
+	}
+	u, err := actorUser(ctx, tx, op)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b.UserID != u.ID {
+		ok, err := managesTeam(tx, u, b.TeamID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return nil, nil, errs.E(errs.Forbidden, op, "booking.not_yours")
+		}
+	}
+	return &b, u, nil
+}
+
+// ReleaseResult tells how much a release gave back.
+type ReleaseResult struct {
+	Booking             *Booking
+	ReturnedCardSeconds int64
+	ReturnedFen         int64
+}
+
+// ReleaseBooking gives cards back early ("用完早释放"): the booking ends now,
+// the unused card-hours return to the quota and the pool, and waiting
+// requests are placed on the freed cards.
+func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, error) {
+	const op = "store.ReleaseBooking"
+	var res ReleaseResult
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		var ct CardType
+		b, _, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		if b.State != BookingConfirmed && b.State != BookingActive {
+			return errs.E(errs.Conflict, op, "booking.not_releasable", b.State)
+		}
+		if !now.Before(b.EndAt) {
+			return errs.E(errs.Conflict, op, "booking.already_over")
+		}
+		before := *b
+		if now.After(b.StartAt) {
+			res.ReturnedCardSeconds = schedule.CardSeconds(b.CardCount, now, b.EndAt)
+			b.State = BookingReleased
+			if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("end_at", now).Error; err != nil {
+				return err
+			}
+		} else {
+			// Released before it began: nothing was used, everything returns.
+			res.ReturnedCardSeconds = schedule.CardSeconds(b.CardCount, b.StartAt, b.EndAt)
+			b.State = BookingCancelled
+			if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("held", false).Error; err != nil {
+				return err
+			}
+		}
+		res.ReturnedFen = schedule.CostFen(res.ReturnedCardSeconds, b.PriceFen)
+		b.EndedAt = &now
+		b.UpdatedAt = now
+		if err := tx.Save(b).Error; err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, "release", "booking", b.ID, fmt.Sprintf("returned %s card-hours", hours(res.ReturnedCardSeconds)), before, b); err != nil {
+			return err
+		}
+		res.Booking = b
+		return s.placeWaiting(ctx, tx, &ct)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// CancelBooking withdraws a booking that has not started.
+func (s *Store) CancelBooking(ctx context.Context, id int64) (*Booking, error) {
+	const op = "store.CancelBooking"
+	var out *Booking
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		var ct CardType
+		b, _, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		switch {
+		case b.State == BookingActive || (b.State == BookingConfirmed && !now.Before(b.StartAt)):
+			return errs.E(errs.Conflict, op, "booking.cancel_running")
+		case b.State != BookingPending && b.State != BookingConfirmed:
+			return errs.E(errs.Conflict, op, "booking.not_cancellable", b.State)
+		}
+		before := *b
+		if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("held", false).Error; err != nil {
+			return err
+		}
+		b.State, b.WaitReason, b.EndedAt, b.UpdatedAt = BookingCancelled, "", &now, now
+		if err := tx.Save(b).Error; err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, "cancel", "booking", b.ID, "", before, b); err != nil {
+			return err
+		}
+		out = b
+		return s.placeWaiting(ctx, tx, &ct)
+	})
+	return out, err
+}
+
+// ExtendBooking moves a booking's end later when its cards are free for the
+// extra time and the quota allows it.
+func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (*Booking, error) {
+	const op = "store.ExtendBooking"
+	newEnd = newEnd.UTC()
+	var out *Booking
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		var ct CardType
+		b, u, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		switch {
+		case b.State != BookingConfirmed && b.State != BookingActive && b.State != BookingPending:
+			return errs.E(errs.Conflict, op, "booking.not_extendable", b.State)
+		case !newEnd.After(b.EndAt):
+			return fieldErr(op, "end", "booking.extend_not_later")
+		case newEnd.After(now.Add(s.policy.Horizon)):
+			return fieldErr(op, "end", "booking.past_horizon")
+		case !now.Before(b.EndAt):
+			return errs.E(errs.Conflict, op, "booking.already_over")
+		}
+		extra := schedule.Interval{Start: b.EndAt, End: newEnd}
+		verdict, err := s.checkQuota(tx, b.TeamID, b.CardTypeID, b.CardCount, schedule.Interval{Start: b.StartAt, End: newEnd}, b.ID)
+		if err != nil {
+			return err
+		}
+		if !verdict.OK() {
+			manager, err := managesTeam(tx, u, b.TeamID)
+			if err != nil {
+				return err
+			}
+			if !manager {
+				return quotaErr(op, verdict)
+			}
+		}
+		if b.State != BookingPending {
+			var mine []int64
+			if err := tx.Model(&bookingCard{}).Where("booking_id = ? AND held = ?", b.ID, true).Pluck("card_id", &mine).Error; err != nil {
+				return err
+			}
+			busy, err := heldAssignments(tx, b.CardTypeID, extra, b.ID)
+			if err != nil {
+				return err
+			}
+			for _, a := range busy {
+				for _, c := range mine {
+					if a.CardID == c {
+						return errs.E(errs.Conflict, op, "booking.extend_conflict", a.Start.Format(time.RFC3339))
+					}
+				}
+			}
+			if err := tx.Model(&bookingCard{}).Where("booking_id = ? AND held = ?", b.ID, true).Update("end_at", newEnd).Error; err != nil {
+				return err
+			}
+		}
+		before := *b
+		b.EndAt, b.UpdatedAt = newEnd, now
+		if err := tx.Save(b).Error; err != nil {
+			return err
+		}
+		out = b
+		return s.audit(ctx, tx, "extend", "booking", b.ID, fmt.Sprintf("until %s", newEnd.Format(time.RFC3339)), before, b)
+	})
+	return out, err
+}
+
+// ApproveBooking lets a team manager pass a booking that waits for approval;
+// it is then placed, or queued for capacity.
+func (s *Store) ApproveBooking(ctx context.Context, id int64) (*BookingResult, error) {
+	const op = "store.ApproveBooking"
+	var res BookingResult
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		var ct CardType
+		b, u, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
+		if err != nil {
+			return err
+		}
+		manager, err := managesTeam(tx, u, b.TeamID)
+		if err != nil {
+			return err
+		}
+		if !manager {
+			return errs.E(errs.Forbidden, op, "booking.approve_managers")
+		}
+		if b.State != BookingPending || b.WaitReason != WaitApproval {
+			return errs.E(errs.Conflict, op, "booking.not_awaiting_approval")
+		}
+		before := *b
+		b.WaitReason = WaitCapacity
+		if err := tx.Save(b).Error; err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, "approve", "booking", b.ID, "", before, b); err != nil {
+			return err
+		}
+		if err := s.placeWaiting(ctx, tx, &ct); err != nil {
+			return err
+		}
+		if err := tx.First(b, id).Error; err != nil {
+			return err
+		}
+		res.Booking = b
+		return tx.Table("booking_cards bc").Joins("JOIN cards c ON c.id = bc.card_id").
+			Where("bc.booking_id = ? AND bc.held = ?", b.ID, true).Pluck("c.uuid", &res.Cards).Error
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// placeWaiting places the card type's waiting requests in queue order: core
+// first, data-ready first, then first come ("就绪的先跑"). It runs inside
+// the transaction that freed capacity, under the card type's lock.
+func (s *Store) placeWaiting(ctx context.Context, tx *gorm.DB, ct *CardType) error {
+	now := s.now()
+	type waitingRow struct {
+		Booking
+		Readiness string `gorm:"column:data_readiness"`
+	}
+	var rows []waitingRow
+	err := tx.Table("bookings b").Select("b.*, t.data_readiness").
+		Joins("JOIN tasks t ON t.id = b.task_id").
+		Where("b.card_type_id = ? AND b.state = ? AND b.wait_reason IN ? AND b.end_at > ?", ct.ID, BookingPending, []string{WaitCapacity, WaitData}, now).
+		Scan(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	queue := make([]schedule.Waiting, len(rows))
+	byID := map[int64]*waitingRow{}
+	for i := range rows {
+		r := &rows[i]
+		queue[i] = schedule.Waiting{BookingID: r.ID, Priority: r.Priority, Readiness: r.Readiness, Submitted: r.SubmittedAt}
+		byID[r.ID] = r
+	}
+	schedule.OrderQueue(queue)
+	for _, w := range queue {
+		r := byID[w.BookingID]
+		b := r.Booking
+		// A booking whose data is not ready keeps waiting once its window
+		// has begun; its cards go to the next ready request.
+		if r.Readiness == schedule.DataNotReady && !b.StartAt.After(now) {
+			if b.WaitReason != WaitData {
+				if err := tx.Model(&Booking{}).Where("id = ?", b.ID).Update("wait_reason", WaitData).Error; err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if b.StartAt.Before(now) {
+			b.StartAt = now
+		}
+		before := b
+		_, short, err := s.place(tx, ct, &b)
+		if err != nil {
+			return err
+		}
+		if short != nil {
+			continue
+		}
+		var res BookingResult
+		if err := s.commitPlacement(ctx, tx, &b, &res); err != nil {
+			return err
+		}
+		if err := s.notify(tx, b.UserID, "placed", "notify.placed", fmt.Sprintf("/bookings/%d", b.ID), b.ID); err != nil {
+			return err
+		}
+		if err := s.audit(ctx, tx, "place", "booking", b.ID, "placed from the queue", before, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TickResult counts what a tick changed.
+type TickResult struct {
+	Activated, Completed, Expired, BackToData int
+}
+
+// Tick moves bookings along with the clock: confirmed ones whose window
+// began become active (or go back to waiting when their data is not ready),
+// finished ones complete, waiting ones whose window passed expire, and each
+// touched card type's queue is placed again. The server calls it every few
+// seconds; it is idempotent, so several processes may call it.
+func (s *Store) Tick(ctx context.Context) (TickResult, error) {
+	const op = "store.Tick"
+	var out TickResult
+	now := s.now()
+	var typeIDs []int64
+	err := s.read(ctx).Model(&Booking{}).Distinct("card_type_id").
+		Where("(state IN ? AND start_at <= ?) OR (state IN ? AND end_at <= ?) OR (state = ? AND wait_reason IN ?)",
+			[]string{BookingConfirmed}, now, []string{BookingConfirmed, BookingActive, BookingPending}, now, BookingPending, []string{WaitCapacity, WaitData}).
+		Pluck("card_type_id", &typeIDs).Error
+	if err != nil {
+		return out, translate(op, err)
+	}
+	for _, typeID := range typeIDs {
+		err := s.tx(ctx, op, func(tx *gorm.DB) error {
+			var ct CardType
+			if err := s.lockCardType(tx, typeID, &ct); err != nil {
+				return err
+			}
+			var due []Booking
+			if err := tx.Where("card_type_id = ? AND state IN ? AND (start_at <= ? OR end_at <= ?)", typeID,
+				[]string{BookingConfirmed, BookingActive, BookingPending}, now, now).Find(&due).Error; err != nil {
+				return err
+			}
+			for i := range due {
+				b := &due[i]
+				before := *b
+				switch {
+				case !now.Before(b.EndAt) && b.State == BookingPending:
+					b.State, b.StateNote = BookingCancelled, "window passed while waiting ("+b.WaitReason+")"
+					b.EndedAt = &b.EndAt
+					out.Expired++
+				case !now.Before(b.EndAt):
+					b.State, b.EndedAt = BookingCompleted, &b.EndAt
+					out.Completed++
+				case b.State == BookingConfirmed:
+					var task Task
+					if err := tx.First(&task, b.TaskID).Error; err != nil {
+						return err
+					}
+					if task.DataReadiness == schedule.DataNotReady {
+						// Cards are not kept idle waiting for data (数据没备好就占位卡空着等数据).
+						if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("held", false).Error; err != nil {
+							return err
+						}
+						b.State, b.WaitReason = BookingPending, WaitData
+						if err := s.notify(tx, b.UserID, "data_wait", "notify.data_wait", fmt.Sprintf("/bookings/%d", b.ID), b.ID); err != nil {
+							return err
+						}
+						out.BackToData++
+					} else {
+						b.State = BookingActive
+						out.Activated++
+					}
+				default:
+					continue
+				}
+				b.UpdatedAt = now
+				if err := tx.Save(b).Error; err != nil {
+					return err
+				}
+				if before.State != b.State {
+					if err := s.audit(ctx, tx, "transition", "booking", b.ID, before.State+" → "+b.State, nil, nil); err != nil {
+						return err
+					}
+				}
+			}
+			return s.placeWaiting(ctx, tx, &ct)
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}

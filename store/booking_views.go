@@ -1,0 +1,204 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"cardhour/errs"
+	"cardhour/schedule"
+)
+
+// BookingView is a booking with the names and figures a page shows.
+type BookingView struct {
+	Booking
+	TaskName     string   `json:"task"`
+	TeamName     string   `json:"team"`
+	Username     string   `json:"user"`
+	CardTypeName string   `json:"card_type"`
+	Cards        []string `json:"cards" gorm:"-"`
+	CostFen      int64    `json:"cost_fen" gorm:"-"`
+}
+
+// BookingFilter narrows FindBookings.
+type BookingFilter struct {
+	UserID     int64
+	TeamIDs    []int64 // nil = any team
+	TaskID     int64
+	CardTypeID int64
+	States     []string
+	From, To   time.Time // overlapping this window, when set
+	Limit      int
+}
+
+func (s *Store) bookingViews(ctx context.Context) *gorm.DB {
+	return s.read(ctx).Table("bookings b").
+		Select("b.*, t.name AS task_name, tm.name AS team_name, u.username AS username, ct.name AS card_type_name").
+		Joins("JOIN tasks t ON t.id = b.task_id").
+		Joins("JOIN teams tm ON tm.id = b.team_id").
+		Joins("JOIN users u ON u.id = b.user_id").
+		Joins("JOIN card_types ct ON ct.id = b.card_type_id")
+}
+
+// FindBookingByID returns one booking with its cards.
+func (s *Store) FindBookingByID(ctx context.Context, id int64) (*BookingView, error) {
+	const op = "store.FindBookingByID"
+	var out []BookingView
+	if err := s.bookingViews(ctx).Where("b.id = ?", id).Scan(&out).Error; err != nil {
+		return nil, translate(op, err)
+	}
+	if len(out) == 0 {
+		return nil, errs.E(errs.NotFound, op, "booking.not_found")
+	}
+	if err := s.fillCards(ctx, out); err != nil {
+		return nil, translate(op, err)
+	}
+	return &out[0], nil
+}
+
+// FindBookings lists bookings, soonest first.
+func (s *Store) FindBookings(ctx context.Context, f BookingFilter) ([]BookingView, error) {
+	const op = "store.FindBookings"
+	q := s.bookingViews(ctx)
+	if f.UserID != 0 {
+		q = q.Where("b.user_id = ?", f.UserID)
+	}
+	if f.TeamIDs != nil {
+		if len(f.TeamIDs) == 0 {
+			return nil, nil
+		}
+		q = q.Where("b.team_id IN ?", f.TeamIDs)
+	}
+	if f.TaskID != 0 {
+		q = q.Where("b.task_id = ?", f.TaskID)
+	}
+	if f.CardTypeID != 0 {
+		q = q.Where("b.card_type_id = ?", f.CardTypeID)
+	}
+	if len(f.States) > 0 {
+		q = q.Where("b.state IN ?", f.States)
+	}
+	if !f.From.IsZero() {
+		q = q.Where("b.end_at > ?", f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		q = q.Where("b.start_at < ?", f.To.UTC())
+	}
+	var out []BookingView
+	if err := q.Order("b.start_at, b.id").Limit(limitOr(f.Limit, 500)).Scan(&out).Error; err != nil {
+		return nil, translate(op, err)
+	}
+	if err := s.fillCards(ctx, out); err != nil {
+		return nil, translate(op, err)
+	}
+	return out, nil
+}
+
+func (s *Store) fillCards(ctx context.Context, views []BookingView) error {
+	if len(views) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(views))
+	idx := map[int64]int{}
+	for i := range views {
+		ids[i] = views[i].ID
+		idx[views[i].ID] = i
+		v := &views[i]
+		v.StartAt, v.EndAt, v.SubmittedAt = v.StartAt.UTC(), v.EndAt.UTC(), v.SubmittedAt.UTC()
+		v.CostFen = schedule.CostFen(v.BookedCardSeconds(), v.PriceFen)
+	}
+	var rows []struct {
+		BookingID int64
+		UUID      string `gorm:"column:uuid"`
+	}
+	err := s.read(ctx).Table("booking_cards bc").Select("bc.booking_id, c.uuid").
+		Joins("JOIN cards c ON c.id = bc.card_id").
+		Where("bc.booking_id IN ?", ids).Order("c.host_id, c.gpu_index").Scan(&rows).Error
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		v := &views[idx[r.BookingID]]
+		v.Cards = append(v.Cards, r.UUID)
+	}
+	return nil
+}
+
+// Availability is the free cards of one card type per hour.
+type Availability struct {
+	CardTypeID int64     `json:"card_type_id"`
+	Name       string    `json:"card_type"`
+	Total      int       `json:"total"`
+	Free       []int     `json:"free"` // one entry per hour from From
+	From       time.Time `json:"from"`
+}
+
+// FindAvailability counts, for each card type and each hour of the window
+// starting at the hour of from, the cards no booking holds during that whole
+// hour.
+func (s *Store) FindAvailability(ctx context.Context, from time.Time, hoursN int) ([]Availability, error) {
+	const op = "store.FindAvailability"
+	from = from.UTC().Truncate(time.Hour)
+	to := from.Add(time.Duration(hoursN) * time.Hour)
+	types, err := s.FindCardTypes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var totals []struct {
+		CardTypeID int64
+		N          int
+	}
+	if err := s.read(ctx).Model(&Card{}).Select("card_type_id, COUNT(*) AS n").Where("status = ?", CardActive).
+		Group("card_type_id").Scan(&totals).Error; err != nil {
+		return nil, translate(op, err)
+	}
+	var held []bookingCard
+	if err := s.read(ctx).Where("held = ? AND start_at < ? AND end_at > ?", true, to, from).
+		Select("card_id, card_type_id, start_at, end_at").Find(&held).Error; err != nil {
+		return nil, translate(op, err)
+	}
+	index := map[int64]int{}
+	out := make([]Availability, len(types))
+	for i, t := range types {
+		index[t.ID] = i
+		out[i] = Availability{CardTypeID: t.ID, Name: t.Name, From: from, Free: make([]int, hoursN)}
+	}
+	for _, t := range totals {
+		if i, ok := index[t.CardTypeID]; ok {
+			out[i].Total = t.N
+		}
+	}
+	// busy[type][hour] counts cards held at any moment of that hour; a card
+	// held twice in one hour (back-to-back bookings) counts once.
+	type key struct {
+		card int64
+		hour int
+	}
+	seen := map[key]bool{}
+	busy := make([][]int, len(types))
+	for i := range busy {
+		busy[i] = make([]int, hoursN)
+	}
+	for _, h := range held {
+		i, ok := index[h.CardTypeID]
+		if !ok {
+			continue
+		}
+		first := int(h.StartAt.UTC().Sub(from) / time.Hour)
+		last := int((h.EndAt.UTC().Sub(from) - 1) / time.Hour)
+		for hr := max(first, 0); hr <= last && hr < hoursN; hr++ {
+			k := key{h.CardID, hr}
+			if !seen[k] {
+				seen[k] = true
+				busy[i][hr]++
+			}
+		}
+	}
+	for i := range out {
+		for hr := range out[i].Free {
+			out[i].Free[hr] = max(out[i].Total-busy[i][hr], 0)
+		}
+	}
+	return out, nil
+}

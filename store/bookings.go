@@ -1,0 +1,399 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"cardhour/errs"
+	"cardhour/schedule"
+)
+
+// Booking states. A booking waits (pending) for approval, capacity or its
+// data; once cards are assigned it is confirmed, active while its window
+// runs, and ends completed, released (early), cancelled, preempted or
+// no_show.
+const (
+	BookingPending   = "pending"
+	BookingConfirmed = "confirmed"
+	BookingActive    = "active"
+	BookingCompleted = "completed"
+	BookingReleased  = "released"
+	BookingCancelled = "cancelled"
+	BookingPreempted = "preempted"
+	BookingNoShow    = "no_show"
+)
+
+// Why a pending booking waits.
+const (
+	WaitApproval = "approval"
+	WaitCapacity = "capacity"
+	WaitData     = "data"
+)
+
+// Booking kinds.
+const (
+	KindOnDemand = "on_demand"
+	KindAdvance  = "advance"
+)
+
+// Booking asks for cards of one type over a window, for a task.
+type Booking struct {
+	ID              int64      `json:"id"`
+	TaskID          int64      `json:"task_id"`
+	TeamID          int64      `json:"team_id"`
+	UserID          int64      `json:"user_id"`
+	CardTypeID      int64      `json:"card_type_id"`
+	CardCount       int        `json:"count"`
+	StartAt         time.Time  `json:"start"`
+	EndAt           time.Time  `json:"end"`
+	State           string     `json:"state"`
+	WaitReason      string     `json:"wait_reason,omitempty"`
+	Kind            string     `json:"kind"`
+	Priority        string     `json:"priority"`
+	PriceFen        int64      `json:"price_fen"`
+	SubmittedAt     time.Time  `json:"submitted_at"`
+	ConfirmedAt     *time.Time `json:"confirmed_at,omitempty"`
+	EndedAt         *time.Time `json:"ended_at,omitempty"`
+	StateNote       string     `json:"note,omitempty"`
+	QuotaOverrideBy *int64     `json:"quota_override_by,omitempty"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
+
+	pending *pendingPlacement
+}
+
+// Window is the booking's [start, end).
+func (b Booking) Window() schedule.Interval { return schedule.Interval{Start: b.StartAt, End: b.EndAt} }
+
+// Live tells whether the booking still holds or waits for cards.
+func (b Booking) Live() bool {
+	return b.State == BookingPending || b.State == BookingConfirmed || b.State == BookingActive
+}
+
+// BookedCardSeconds is what the booking committed: cards × its window, or
+// up to when it ended early.
+func (b Booking) BookedCardSeconds() int64 {
+	end := b.EndAt
+	switch b.State {
+	case BookingReleased, BookingPreempted, BookingNoShow:
+		if b.EndedAt != nil && b.EndedAt.Before(end) {
+			end = *b.EndedAt
+		}
+	case BookingCancelled:
+		return 0
+	}
+	return schedule.CardSeconds(b.CardCount, b.StartAt, end)
+}
+
+type bookingCard struct {
+	ID         int64
+	BookingID  int64
+	CardID     int64
+	CardTypeID int64
+	StartAt    time.Time
+	EndAt      time.Time
+	Held       bool
+}
+
+func (bookingCard) TableName() string { return "booking_cards" }
+
+// BookingPolicy holds the settings of the booking rules.
+type BookingPolicy struct {
+	// Horizon is how far ahead a booking may end.
+	Horizon time.Duration
+	// CoreReserveShare is the share of each card type's active cards that
+	// only core tasks may book.
+	CoreReserveShare float64
+	// MaxCards caps one booking's card count.
+	MaxCards int
+	// MinDuration is the shortest booking.
+	MinDuration time.Duration
+	// PastSlack accepts a start this far in the past as "now" (clocks differ).
+	PastSlack time.Duration
+}
+
+// DefaultBookingPolicy is used until SetBookingPolicy is called.
+func DefaultBookingPolicy() BookingPolicy {
+	return BookingPolicy{Horizon: 90 * 24 * time.Hour, MaxCards: 64, MinDuration: 5 * time.Minute, PastSlack: 5 * time.Minute}
+}
+
+// SetBookingPolicy replaces the booking rules' settings; call before serving.
+func (s *Store) SetBookingPolicy(p BookingPolicy) { s.policy = p }
+
+// BookingPolicy returns the settings in force.
+func (s *Store) BookingPolicy() BookingPolicy { return s.policy }
+
+// BookingRequest is the input of CreateBooking.
+type BookingRequest struct {
+	TaskID     int64
+	CardTypeID int64
+	Count      int
+	Start, End time.Time
+	// Queue waits for capacity instead of failing with a conflict.
+	Queue bool
+	// OverrideQuota lets a team manager or admin book past the quota; the
+	// override is recorded in the audit log.
+	OverrideQuota bool
+}
+
+// BookingResult is a booking with what the caller should show about it.
+type BookingResult struct {
+	Booking   *Booking
+	Cards     []string // uuids of the assigned cards
+	Preempted []int64  // bookings this one displaced
+}
+
+// lockCardType serialises every change to one card type's bookings. On MySQL
+// the row lock holds across server processes; SQLite's immediate
+// transactions already admit one writer at a time.
+func (s *Store) lockCardType(tx *gorm.DB, id int64, ct *CardType) error {
+	q := tx
+	if s.dialect == MySQL {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	if err := q.First(ct, id).Error; err != nil {
+		return withKey(translate("store.lockCardType", err), "cardtype.not_found")
+	}
+	return nil
+}
+
+// actorUser loads the acting user inside tx.
+func actorUser(ctx context.Context, tx *gorm.DB, op string) (*User, error) {
+	a := ActorFrom(ctx)
+	if a.UserID == 0 {
+		return nil, errs.E(errs.Unauthorized, op, "auth.required")
+	}
+	var u User
+	if err := tx.First(&u, a.UserID).Error; err != nil {
+		return nil, errs.E(errs.Unauthorized, op, "auth.required")
+	}
+	return &u, nil
+}
+
+// teamRole returns the user's role in the team, "" when not a member.
+func teamRole(tx *gorm.DB, teamID, userID int64) (string, error) {
+	var m Membership
+	err := tx.Where("team_id = ? AND user_id = ?", teamID, userID).First(&m).Error
+	if err != nil {
+		if errs.Is(translate("", err), errs.NotFound) {
+			return "", nil
+		}
+		return "", err
+	}
+	return m.Role, nil
+}
+
+// mayBookFor: site admins anywhere; team managers and members in their team.
+func mayBookFor(tx *gorm.DB, u *User, teamID int64) (bool, error) {
+	if u.Role == RoleAdmin {
+		return true, nil
+	}
+	if RoleRank(u.Role) < RoleRank(RoleMember) {
+		return false, nil
+	}
+	r, err := teamRole(tx, teamID, u.ID)
+	return r == TeamRoleManager || r == TeamRoleMember, err
+}
+
+// managesTeam: site admins, and managers of that team.
+func managesTeam(tx *gorm.DB, u *User, teamID int64) (bool, error) {
+	if u.Role == RoleAdmin {
+		return true, nil
+	}
+	if RoleRank(u.Role) < RoleRank(RoleManager) {
+		return false, nil
+	}
+	r, err := teamRole(tx, teamID, u.ID)
+	return r == TeamRoleManager, err
+}
+
+func (s *Store) validateWindow(op string, start, end time.Time, v *errs.Validation) (time.Time, time.Time) {
+	now := s.now()
+	start, end = start.UTC(), end.UTC()
+	p := s.policy
+	switch {
+	case start.IsZero():
+		v.Add("start", "booking.start_required")
+	case end.IsZero():
+		v.Add("end", "booking.end_required")
+	case !end.After(start):
+		v.Add("end", "booking.end_before_start")
+	case start.Before(now.Add(-p.PastSlack)):
+		v.Add("start", "booking.start_past")
+	case end.Sub(start) < p.MinDuration:
+		v.Add("end", "booking.too_short")
+	case end.After(now.Add(p.Horizon)):
+		v.Add("end", "booking.past_horizon")
+	}
+	if start.Before(now) {
+		start = now
+	}
+	return start, end
+}
+
+// CreateBooking places a request: checks who may book for the task's team,
+// the quota, approval and data readiness, then assigns cards — all in one
+// transaction holding the card type's lock, so no card is ever assigned to
+// two overlapping bookings, whatever the number of server processes.
+func (s *Store) CreateBooking(ctx context.Context, req BookingRequest) (*BookingResult, error) {
+	const op = "store.CreateBooking"
+	v := errs.NewValidation(op)
+	v.Check(req.TaskID > 0, "task_id", "task.not_found")
+	v.Check(req.CardTypeID > 0, "card_type", "cardtype.not_found")
+	v.Check(req.Count >= 1 && req.Count <= s.policy.MaxCards, "count", "booking.count_range")
+	req.Start, req.End = s.validateWindow(op, req.Start, req.End, v)
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	var res BookingResult
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		u, err := actorUser(ctx, tx, op)
+		if err != nil {
+			return err
+		}
+		var task Task
+		if err := tx.First(&task, req.TaskID).Error; err != nil {
+			return fieldErr(op, "task_id", "task.not_found")
+		}
+		ok, err := mayBookFor(tx, u, task.TeamID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fieldErr(op, "task_id", "booking.not_your_team")
+		}
+		var ct CardType
+		if err := s.lockCardType(tx, req.CardTypeID, &ct); err != nil {
+			return fieldErr(op, "card_type", "cardtype.not_found")
+		}
+		var team Team
+		if err := tx.First(&team, task.TeamID).Error; err != nil {
+			return err
+		}
+		manager, err := managesTeam(tx, u, task.TeamID)
+		if err != nil {
+			return err
+		}
+		w := schedule.Interval{Start: req.Start, End: req.End}
+		verdict, err := s.checkQuota(tx, task.TeamID, ct.ID, req.Count, w, 0)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		b := &Booking{
+			TaskID: task.ID, TeamID: task.TeamID, UserID: u.ID, CardTypeID: ct.ID, CardCount: req.Count,
+			StartAt: req.Start, EndAt: req.End, Kind: KindAdvance, Priority: task.Priority, PriceFen: ct.PriceFen,
+			SubmittedAt: now, CreatedAt: now, UpdatedAt: now,
+		}
+		if !req.Start.After(now.Add(time.Minute)) {
+			b.Kind = KindOnDemand
+		}
+		if !verdict.OK() {
+			if !(req.OverrideQuota && manager) {
+				return quotaErr(op, verdict)
+			}
+			b.QuotaOverrideBy = &u.ID
+		}
+		switch {
+		case team.RequiresApproval && !manager:
+			b.State, b.WaitReason = BookingPending, WaitApproval
+		case task.DataReadiness == schedule.DataNotReady && !req.Start.After(now):
+			b.State, b.WaitReason = BookingPending, WaitData
+		}
+		if b.State == "" {
+			placed, short, err := s.place(tx, &ct, b)
+			if err != nil {
+				return err
+			}
+			if short != nil {
+				if !req.Queue {
+					return noCapacityErr(op, short)
+				}
+				b.State, b.WaitReason = BookingPending, WaitCapacity
+			} else {
+				res.Preempted = placed.Preempt
+			}
+		}
+		if b.State == BookingPending {
+			if err := tx.Create(b).Error; err != nil {
+				return err
+			}
+		} else if err := s.commitPlacement(ctx, tx, b, &res); err != nil {
+			return err
+		}
+		res.Booking = b
+		if b.QuotaOverrideBy != nil {
+			if err := s.audit(ctx, tx, "quota_override", "booking", b.ID, quotaSummary(verdict), nil, b); err != nil {
+				return err
+			}
+		}
+		return s.audit(ctx, tx, "create", "booking", b.ID, fmt.Sprintf("%s ×%d %s", ct.Name, b.CardCount, b.State), nil, b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// pendingPlacement carries a computed placement from place to commit.
+type pendingPlacement struct {
+	cards   []int64
+	preempt []int64
+}
+
+// place computes a placement for b without writing; b.State becomes
+// confirmed or active when it fits.
+func (s *Store) place(tx *gorm.DB, ct *CardType, b *Booking) (schedule.Placement, *schedule.Shortfall, error) {
+	var cards []int64
+	if err := tx.Model(&Card{}).Where("card_type_id = ? AND status = ?", ct.ID, CardActive).Order("id").Pluck("id", &cards).Error; err != nil {
+		return schedule.Placement{}, nil, err
+	}
+	busy, err := heldAssignments(tx, ct.ID, b.Window(), b.ID)
+	if err != nil {
+		return schedule.Placement{}, nil, err
+	}
+	pool := schedule.Pool{Cards: cards, Busy: busy, CoreReserve: int(s.policy.CoreReserveShare * float64(len(cards)))}
+	req := schedule.Request{Count: b.CardCount, Interval: b.Window(), Priority: b.Priority, MayPreempt: b.Priority == schedule.Core}
+	placed, short := schedule.Place(pool, req)
+	if short != nil {
+		return placed, short, nil
+	}
+	b.pending = &pendingPlacement{cards: placed.Cards, preempt: placed.Preempt}
+	if b.StartAt.After(s.now()) {
+		b.State = BookingConfirmed
+	} else {
+		b.State = BookingActive
+	}
+	b.WaitReason = ""
+	return placed, nil, nil
+}
+
+// heldAssignments lists the cards of a type held during w, with the class of
+// the booking that holds each; except skips one booking (itself, when
+// re-placing).
+func heldAssignments(tx *gorm.DB, cardTypeID int64, w schedule.Interval, except int64) ([]schedule.Assignment, error) {
+	type row struct {
+		CardID, BookingID int64
+		StartAt, EndAt    time.Time
+		Priority          string
+	}
+	var rows []row
+	err := tx.Table("booking_cards bc").Select("bc.card_id, bc.booking_id, bc.start_at, bc.end_at, b.priority").
+		Joins("JOIN bookings b ON b.id = bc.booking_id").
+		Where("bc.card_type_id = ? AND bc.held = ? AND bc.start_at < ? AND bc.end_at > ? AND bc.booking_id <> ?", cardTypeID, true, w.End, w.Start, except).
+		Scan(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	out := make([]schedule.Assignment, len(rows))
+	for i, r := range rows {
+		out[i] = schedule.Assignment{CardID: r.CardID, BookingID: r.BookingID, Interval: schedule.Interval{Start: r.StartAt.UTC(), End: r.EndAt.UTC()}, Priority: r.Priority}
+	}
+	return out, nil
+}
+
+func (Booking) TableName() string { return "bookings" }

@@ -1,0 +1,209 @@
+package store
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"cardhour/errs"
+)
+
+// Card statuses. Only active cards can be booked.
+const (
+	CardActive      = "active"
+	CardMaintenance = "maintenance"
+	CardRetired     = "retired"
+)
+
+// CardStatuses lists the statuses in the order shown.
+var CardStatuses = []string{CardActive, CardMaintenance, CardRetired}
+
+// Card is one GPU. It is keyed by its uuid: the index nvidia-smi reports can
+// change at boot.
+type Card struct {
+	ID         int64     `json:"id"`
+	UUID       string    `json:"uuid" gorm:"column:uuid"`
+	GPUIndex   int       `json:"index" gorm:"column:gpu_index"`
+	HostID     int64     `json:"host_id"`
+	CardTypeID int64     `json:"card_type_id"`
+	Status     string    `json:"status"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// CardView is a card with its host and type names, for lists.
+type CardView struct {
+	Card
+	HostName     string `json:"host"`
+	Zone         string `json:"zone"`
+	CardTypeName string `json:"card_type"`
+	VRAMGiB      int    `json:"vram_gib" gorm:"column:vram_gib"`
+}
+
+// CardInput creates or replaces a card.
+type CardInput struct {
+	UUID       string `json:"uuid"`
+	GPUIndex   int    `json:"index"`
+	HostID     int64  `json:"host_id"`
+	CardTypeID int64  `json:"card_type_id"`
+	Status     string `json:"status"`
+}
+
+// CardFilter narrows FindCards.
+type CardFilter struct {
+	HostID     int64
+	CardTypeID int64
+	Status     string
+}
+
+// nvidia-smi prints uuids as GPU-xxxxxxxx-xxxx-...; MIG devices as MIG-....
+var cardUUIDPattern = regexp.MustCompile(`^(GPU|MIG)-[0-9A-Za-z-]{8,60}$`)
+
+func validCardStatus(s string) bool {
+	return s == CardActive || s == CardMaintenance || s == CardRetired
+}
+
+func (in *CardInput) validate(op string) error {
+	in.UUID = strings.TrimSpace(in.UUID)
+	if in.Status == "" {
+		in.Status = CardActive
+	}
+	v := errs.NewValidation(op)
+	v.Check(cardUUIDPattern.MatchString(in.UUID), "uuid", "card.uuid_invalid")
+	v.Check(in.GPUIndex >= 0 && in.GPUIndex < 1024, "index", "card.index_range")
+	v.Check(in.HostID > 0, "host_id", "host.not_found")
+	v.Check(in.CardTypeID > 0, "card_type_id", "cardtype.not_found")
+	v.Check(validCardStatus(in.Status), "status", "card.status_invalid")
+	return v.Err()
+}
+
+// checkCardRefs turns a missing host or type into a field message rather
+// than a bare foreign-key failure.
+func checkCardRefs(tx *gorm.DB, op string, in CardInput) error {
+	v := errs.NewValidation(op)
+	var n int64
+	if err := tx.Model(&Host{}).Where("id = ?", in.HostID).Count(&n).Error; err != nil {
+		return err
+	}
+	v.Check(n == 1, "host_id", "host.not_found")
+	if err := tx.Model(&CardType{}).Where("id = ?", in.CardTypeID).Count(&n).Error; err != nil {
+		return err
+	}
+	v.Check(n == 1, "card_type_id", "cardtype.not_found")
+	return v.Err()
+}
+
+// CreateCard adds a card.
+func (s *Store) CreateCard(ctx context.Context, in CardInput) (*Card, error) {
+	const op = "store.CreateCard"
+	if err := in.validate(op); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	c := &Card{UUID: in.UUID, GPUIndex: in.GPUIndex, HostID: in.HostID, CardTypeID: in.CardTypeID, Status: in.Status, CreatedAt: now, UpdatedAt: now}
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		if err := checkCardRefs(tx, op, in); err != nil {
+			return err
+		}
+		if err := tx.Create(c).Error; err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, "create", "card", c.ID, c.UUID, nil, c)
+	})
+	if err != nil {
+		return nil, uuidTaken(err)
+	}
+	return c, nil
+}
+
+// UpdateCard replaces a card's fields; retiring is an update to status.
+func (s *Store) UpdateCard(ctx context.Context, id int64, in CardInput) (*Card, error) {
+	const op = "store.UpdateCard"
+	if err := in.validate(op); err != nil {
+		return nil, err
+	}
+	var c Card
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		if err := tx.First(&c, id).Error; err != nil {
+			return withKey(translate(op, err), "card.not_found")
+		}
+		if err := checkCardRefs(tx, op, in); err != nil {
+			return err
+		}
+		before := c
+		c.UUID, c.GPUIndex, c.HostID, c.CardTypeID, c.Status = in.UUID, in.GPUIndex, in.HostID, in.CardTypeID, in.Status
+		c.UpdatedAt = s.now()
+		if err := tx.Save(&c).Error; err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, "update", "card", c.ID, c.UUID, before, c)
+	})
+	if err != nil {
+		return nil, uuidTaken(err)
+	}
+	return &c, nil
+}
+
+// DeleteCard removes a card that was never booked; a booked card can only be
+// retired, so the ledger keeps what it ran on.
+func (s *Store) DeleteCard(ctx context.Context, id int64) error {
+	const op = "store.DeleteCard"
+	return s.tx(ctx, op, func(tx *gorm.DB) error {
+		var c Card
+		if err := tx.First(&c, id).Error; err != nil {
+			return withKey(translate(op, err), "card.not_found")
+		}
+		if err := tx.Delete(&c).Error; err != nil {
+			return inUse(translate(op, err), "card.has_bookings")
+		}
+		return s.audit(ctx, tx, "delete", "card", c.ID, c.UUID, c, nil)
+	})
+}
+
+func (s *Store) cardViews(ctx context.Context) *gorm.DB {
+	return s.read(ctx).Table("cards c").
+		Select("c.*, h.name AS host_name, h.zone AS zone, t.name AS card_type_name, t.vram_gib AS vram_gib").
+		Joins("JOIN hosts h ON h.id = c.host_id").
+		Joins("JOIN card_types t ON t.id = c.card_type_id")
+}
+
+// FindCardByID returns one card with names.
+func (s *Store) FindCardByID(ctx context.Context, id int64) (*CardView, error) {
+	var out []CardView
+	if err := s.cardViews(ctx).Where("c.id = ?", id).Scan(&out).Error; err != nil {
+		return nil, translate("store.FindCardByID", err)
+	}
+	if len(out) == 0 {
+		return nil, errs.E(errs.NotFound, "store.FindCardByID", "card.not_found")
+	}
+	return &out[0], nil
+}
+
+// FindCards lists cards by host, then index.
+func (s *Store) FindCards(ctx context.Context, f CardFilter) ([]CardView, error) {
+	q := s.cardViews(ctx)
+	if f.HostID != 0 {
+		q = q.Where("c.host_id = ?", f.HostID)
+	}
+	if f.CardTypeID != 0 {
+		q = q.Where("c.card_type_id = ?", f.CardTypeID)
+	}
+	if f.Status != "" {
+		q = q.Where("c.status = ?", f.Status)
+	}
+	var out []CardView
+	if err := q.Order("h.name, c.gpu_index").Scan(&out).Error; err != nil {
+		return nil, translate("store.FindCards", err)
+	}
+	return out, nil
+}
+
+func uuidTaken(err error) error {
+	if e, ok := errs.As(err); ok && e.Code == errs.Conflict && e.Key == "error.duplicate" {
+		return &errs.Error{Code: errs.Conflict, Op: e.Op, Key: "card.uuid_taken", Fields: map[string]string{"uuid": "card.uuid_taken"}, Err: err}
+	}
+	return err
+}

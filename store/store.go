@@ -1,0 +1,184 @@
+// Package store keeps cardhour's records through gorm on SQLite (the
+// embedded default) or a MySQL-compatible server (Tianyi RDS for MySQL,
+// TeleDB, MariaDB). The schema comes only from the SQL migrations; gorm here
+// maps rows, it never creates tables. Every driver error leaves this package
+// as a coded errs.Error.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"gorm.io/driver/mysql"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
+	"cardhour/errs"
+)
+
+// Dialects the store speaks.
+const (
+	SQLite = "sqlite"
+	MySQL  = "mysql"
+)
+
+// Store is the handle on the database. It is safe for concurrent use.
+type Store struct {
+	db      *gorm.DB
+	sqlDB   *sql.DB
+	dialect string
+	now     func() time.Time
+	policy  BookingPolicy
+}
+
+// Options says which database to open.
+type Options struct {
+	Dialect string // SQLite or MySQL
+	// DSN is a file path for SQLite, a go-sql-driver DSN for MySQL.
+	DSN    string
+	Logger *slog.Logger
+	// Now replaces the clock in tests.
+	Now func() time.Time
+}
+
+// Open connects without touching the schema; call Migrate next.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	const op = "store.Open"
+	var dialector gorm.Dialector
+	switch o.Dialect {
+	case SQLite:
+		if dir := filepath.Dir(o.DSN); dir != "" {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return nil, errs.Wrap(errs.Internal, op, fmt.Errorf("create data dir: %w", err))
+			}
+		}
+		dialector = sqlite.Open(sqliteDSN(o.DSN))
+	case MySQL:
+		dsn, err := mysqlDSN(o.DSN)
+		if err != nil {
+			return nil, errs.Wrap(errs.Invalid, op, err)
+		}
+		dialector = mysql.New(mysql.Config{DSN: dsn, DefaultStringSize: 255})
+	default:
+		return nil, errs.Internalf(op, "unknown dialect %q", o.Dialect)
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	// Microseconds are what MySQL DATETIME(6) keeps (MySQL rounds the rest,
+	// MariaDB truncates); cutting them here makes a time read back equal the
+	// time written on every dialect.
+	clock := func() time.Time { return now().UTC().Truncate(time.Microsecond) }
+	cfg := &gorm.Config{
+		Logger:                                   logger.Discard,
+		SkipDefaultTransaction:                   true,
+		DisableForeignKeyConstraintWhenMigrating: true,
+		// gorm stamps updated_at itself on Save; it must read the store's
+		// clock, or Options.Now would not govern every stored time.
+		NowFunc: clock,
+	}
+	db, err := gorm.Open(dialector, cfg)
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	if o.Dialect == SQLite {
+		// One writer at a time is SQLite's rule; a small pool keeps readers
+		// concurrent under WAL without piling up busy writers.
+		sqlDB.SetMaxOpenConns(4)
+	} else {
+		sqlDB.SetMaxOpenConns(32)
+		sqlDB.SetMaxIdleConns(16)
+		// Tianyi RDS closes idle connections; recycle ours before it does.
+		sqlDB.SetConnMaxLifetime(5 * time.Minute)
+		sqlDB.SetConnMaxIdleTime(time.Minute)
+	}
+	s := &Store{db: db, sqlDB: sqlDB, dialect: o.Dialect, now: clock, policy: DefaultBookingPolicy()}
+	if err := s.Ping(ctx); err != nil {
+		_ = sqlDB.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func sqliteDSN(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	// Immediate transactions take the write lock at BEGIN, so two writers
+	// queue on busy_timeout instead of failing halfway with SQLITE_BUSY.
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// mysqlDSN adds the parameters the store relies on unless the operator set
+// them: utf8mb4, times parsed as UTC.
+func mysqlDSN(dsn string) (string, error) {
+	base, rawQuery, _ := strings.Cut(dsn, "?")
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return "", fmt.Errorf("mysql DSN parameters: %w", err)
+	}
+	for k, v := range map[string]string{"charset": "utf8mb4", "parseTime": "true", "loc": "UTC", "timeout": "5s", "readTimeout": "30s", "writeTimeout": "30s"} {
+		if q.Get(k) == "" {
+			q.Set(k, v)
+		}
+	}
+	return base + "?" + q.Encode(), nil
+}
+
+// Dialect is SQLite or MySQL.
+func (s *Store) Dialect() string { return s.dialect }
+
+// DB exposes the pool for metrics and migrations.
+func (s *Store) DB() *sql.DB { return s.sqlDB }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if err := s.sqlDB.PingContext(ctx); err != nil {
+		return translate("store.Ping", err)
+	}
+	return nil
+}
+
+// Close releases the pool.
+func (s *Store) Close() error { return s.sqlDB.Close() }
+
+// Now is the store's clock, UTC.
+func (s *Store) Now() time.Time { return s.now() }
+
+// tx runs fn in a transaction; any error rolls it back.
+func (s *Store) tx(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+	var opts []*sql.TxOptions
+	if s.dialect == MySQL {
+		// Read committed: a transaction that waited for a row lock must see
+		// what the lock holder committed. Under InnoDB's default repeatable
+		// read, reads after the lock would still show the snapshot taken at
+		// the transaction's first read, and two bookings could take one card.
+		opts = append(opts, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	}
+	err := s.db.WithContext(ctx).Transaction(fn, opts...)
+	if err != nil {
+		return translate(op, err)
+	}
+	return nil
+}
+
+// read returns a session bound to ctx for queries outside a transaction.
+func (s *Store) read(ctx context.Context) *gorm.DB { return s.db.WithContext(ctx) }
