@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"cardhour/config"
-	"cardhour/store"
 	"cardhour/server"
+	"cardhour/store"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -125,6 +125,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer st.Close()
+	policy := store.DefaultBookingPolicy()
+	policy.Horizon, policy.CoreReserveShare = cfg.Horizon, cfg.CoreReserve
+	st.SetBookingPolicy(policy)
 
 	password := cfg.AdminPassword
 	generated := password == ""

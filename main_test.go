@@ -59,6 +59,7 @@ func tempData(t *testing.T) map[string]string {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := runCmd(t, nil, "version")
 	if code != 0 || out != "cardhour "+version+"\n" || errOut != "" {
 		t.Errorf("version: exit %d, stdout %q, stderr %q", code, out, errOut)
@@ -66,6 +67,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestUnknownCommand(t *testing.T) {
+	t.Parallel()
 	code, _, errOut := runCmd(t, nil, "frobnicate")
 	if code != 2 || !strings.Contains(errOut, `unknown command "frobnicate"`) || !strings.Contains(errOut, "usage:") {
 		t.Errorf("unknown command: exit %d, stderr %q", code, errOut)
@@ -75,6 +77,7 @@ func TestUnknownCommand(t *testing.T) {
 // TestTokenAuthenticates is the issue's acceptance: `cardhour token --user
 // admin` prints a token, and that token lists the cards through the API.
 func TestTokenAuthenticates(t *testing.T) {
+	t.Parallel()
 	vars := tempData(t)
 	code, out, errOut := runCmd(t, vars, "token", "--user", "admin", "--name", "ci")
 	if code != 0 {
@@ -139,6 +142,7 @@ func TestTokenAuthenticates(t *testing.T) {
 }
 
 func TestTokenFailures(t *testing.T) {
+	t.Parallel()
 	vars := tempData(t)
 	for _, tc := range []struct {
 		args []string
@@ -158,6 +162,7 @@ func TestTokenFailures(t *testing.T) {
 // TestInvalidConfigStopsWithOneLine: a bad setting stops every command
 // before it touches anything, with one line that names the option.
 func TestInvalidConfigStopsWithOneLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, value string }{
 		{"CARDHOUR_LANG", "fr"},
 		{"CARDHOUR_ADDR", "nope"},
@@ -191,6 +196,7 @@ func TestInvalidConfigStopsWithOneLine(t *testing.T) {
 }
 
 func TestMigrateStatusAndUp(t *testing.T) {
+	t.Parallel()
 	files, err := fs.Glob(mustFS(t, "sqlite"), "*.sql")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no sqlite migrations (%v)", err)
@@ -254,6 +260,7 @@ func mustFS(t *testing.T, dialect string) fs.FS {
 // password it generated and where it listens, serves, and returns 0 when
 // its context ends.
 func TestServeStartsAndShutsDown(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	vars := map[string]string{"CARDHOUR_DATA": dir, "CARDHOUR_ADDR": "127.0.0.1:0", "CARDHOUR_LOG_LEVEL": "warn"}
 	ctx, cancel := context.WithCancel(context.Background())

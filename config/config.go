@@ -28,6 +28,9 @@ type Config struct {
 	Lang          string
 	LogLevel      string
 	LogFormat     string
+	Horizon       time.Duration
+	Headroom      float64
+	CoreReserve   float64
 }
 
 // Option documents one setting; the README table is written from this list.
@@ -45,6 +48,9 @@ var Options = []Option{
 	{"base-url", "CARDHOUR_BASE_URL", "", "public URL of the portal, e.g. https://cardhour.example.com (https makes cookies Secure)"},
 	{"tz", "CARDHOUR_TZ", "Asia/Shanghai", "time zone in which times are shown"},
 	{"lang", "CARDHOUR_LANG", "zh-CN", "default language: zh-CN or en"},
+	{"horizon-days", "CARDHOUR_HORIZON_DAYS", "90", "how many days ahead a booking may end"},
+	{"headroom", "CARDHOUR_HEADROOM", "0.10", "share of each card's VRAM left free when choosing card types (0–0.5)"},
+	{"core-reserve", "CARDHOUR_CORE_RESERVE", "0", "share of each card type's cards that only core tasks may book (0–0.9)"},
 	{"log-level", "CARDHOUR_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "CARDHOUR_LOG_FORMAT", "text", "text or json"},
 }
@@ -110,6 +116,17 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	case "zh-CN", "en":
 	default:
 		return Config{}, fmt.Errorf("CARDHOUR_LANG %q: want zh-CN or en", c.Lang)
+	}
+	days, err := strconv.Atoi(get("horizon-days"))
+	if err != nil || days < 1 || days > 3650 {
+		return Config{}, fmt.Errorf("CARDHOUR_HORIZON_DAYS %q: want a whole number of days from 1 to 3650", get("horizon-days"))
+	}
+	c.Horizon = time.Duration(days) * 24 * time.Hour
+	if c.Headroom, err = strconv.ParseFloat(get("headroom"), 64); err != nil || c.Headroom < 0 || c.Headroom > 0.5 {
+		return Config{}, fmt.Errorf("CARDHOUR_HEADROOM %q: want a share from 0 to 0.5, e.g. 0.10", get("headroom"))
+	}
+	if c.CoreReserve, err = strconv.ParseFloat(get("core-reserve"), 64); err != nil || c.CoreReserve < 0 || c.CoreReserve > 0.9 {
+		return Config{}, fmt.Errorf("CARDHOUR_CORE_RESERVE %q: want a share from 0 to 0.9", get("core-reserve"))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

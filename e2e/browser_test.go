@@ -62,6 +62,12 @@ func newBrowser(t *testing.T, prefix string) *browser {
 	if _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); err != nil {
 		t.Fatalf("start Chromium (%s): %v", chromePath, err)
 	}
+	// Headless Chromium takes the window size as the outer size; the page
+	// itself gets 1366×900, a common laptop screen, so screenshots show
+	// what such a user sees above the fold.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)); err != nil {
+		t.Fatalf("set the viewport: %v", err)
+	}
 	entries := chromedp.Events(ctx, cdplog.EntryAdded)
 	exceptions := chromedp.Events(ctx, runtime.ExceptionThrown)
 	go func() {

@@ -90,6 +90,7 @@ func countAudit(tb testing.TB, st *store.Store) int64 {
 // TestAPIRefusesRequestsWithoutAValidToken: the API answers 401 JSON to no
 // token, a made-up token and a revoked one.
 func TestAPIRefusesRequestsWithoutAValidToken(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c := e.client()
 	paths := []string{"/api/v1/card-types", "/api/v1/me"}
@@ -124,6 +125,7 @@ func TestAPIRefusesRequestsWithoutAValidToken(t *testing.T) {
 // TestAPITokenListsCards is the issue's acceptance: with a token the API
 // lists the cards (and the card types); the token's owner is who /me says.
 func TestAPITokenListsCards(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{demo: true})
 	c := e.client()
 	cards, err := e.st.FindCards(context.Background(), store.CardFilter{})
@@ -186,6 +188,7 @@ func TestAPITokenListsCards(t *testing.T) {
 // TestAPIRejectsInvalidCardTypeWithFields: every broken field is named in
 // "fields", in the caller's language, and nothing reaches the database.
 func TestAPIRejectsInvalidCardTypeWithFields(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c := e.client()
 	admin := e.users["admin"].Token
@@ -219,6 +222,7 @@ func TestAPIRejectsInvalidCardTypeWithFields(t *testing.T) {
 // TestAPIRejectsMalformedJSON: broken JSON is the caller's error (4xx with a
 // JSON body), never a 500, and writes nothing.
 func TestAPIRejectsMalformedJSON(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c := e.client()
 	admin := e.users["admin"].Token
@@ -248,6 +252,7 @@ func TestAPIRejectsMalformedJSON(t *testing.T) {
 }
 
 func TestAPIDuplicateCardTypeNameIsConflict(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c := e.client()
 	admin := e.users["admin"].Token
@@ -284,6 +289,7 @@ func TestAPIDuplicateCardTypeNameIsConflict(t *testing.T) {
 }
 
 func TestAPIUnknownIDIsNotFoundJSON(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c := e.client()
 	admin := e.users["admin"].Token
@@ -310,6 +316,7 @@ func TestAPIUnknownIDIsNotFoundJSON(t *testing.T) {
 // TestCSRF: a browser session must send the CSRF token with every form; the
 // token the page carries works.
 func TestCSRF(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c := e.client()
 	c.mustLogin("admin", adminPassword)
@@ -390,6 +397,7 @@ func cloneValues(v url.Values) url.Values {
 // TestLoginRateLimit: after ten wrong passwords the account is locked for
 // that address, even for the right password, with 429 and Retry-After.
 func TestLoginRateLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c := e.client()
 	for i := 1; i <= 10; i++ {
@@ -420,6 +428,7 @@ func TestLoginRateLimit(t *testing.T) {
 }
 
 func TestHealthReadyMetrics(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c := e.client()
 	if r := c.get("/healthz"); r.StatusCode != http.StatusOK || !strings.Contains(r.String(), `"ok"`) {
@@ -466,6 +475,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 }
 
 func TestLanguage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	c := e.client()
 	doc := c.get("/login").Doc(t)
@@ -539,6 +549,7 @@ func TestLanguage(t *testing.T) {
 // TestErrorPages: 404, 401 and 403 are the portal's page, in the viewer's
 // language; the API gets JSON and htmx a fragment.
 func TestErrorPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	anon := e.client()
 	viewer := e.client()

@@ -27,6 +27,7 @@ import (
 // shared instance of scripts/testenv.sh would fail the store and e2e suites
 // running beside this one.
 func TestPortalSurvivesMariaDBOutage(t *testing.T) {
+	t.Parallel()
 	ctl := os.Getenv("CARDHOUR_TEST_MARIADB_CTL")
 	if os.Getenv("CARDHOUR_TEST_MYSQL") == "" || ctl == "" {
 		t.Skip("needs MariaDB: CARDHOUR_TEST_MYSQL and CARDHOUR_TEST_MARIADB_CTL are unset; run under scripts/testenv.sh (make test)")

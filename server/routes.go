@@ -34,7 +34,6 @@ func (s *Server) registerRoutes() {
 
 	// Main sections.
 	s.add(GET, "/", Viewer, s.home)
-	s.add(GET, "/booking", Viewer, s.section("nav.booking", "booking"))
 	s.add(GET, "/board", Viewer, s.section("nav.board", "board"))
 	s.add(GET, "/ledger", Viewer, s.section("nav.ledger", "ledger"))
 	s.add(GET, "/reports", Manager, s.section("nav.reports", "reports"))
@@ -48,6 +47,11 @@ func (s *Server) registerRoutes() {
 	s.add(POST, "/admin/card-types/:id/delete", Admin, s.deleteCardTypeForm)
 	s.registerAdminPages()
 
+	// Booking: tasks, the estimator, bookings; planning: quotas, templates,
+	// availability, calendar feeds.
+	s.registerBookingPages()
+	s.registerPlanningPages()
+
 	// JSON API.
 	s.add(GET, "/api/v1/me", Viewer, s.apiMe)
 	s.add(GET, "/api/v1/card-types", Viewer, s.apiListCardTypes)
@@ -56,4 +60,5 @@ func (s *Server) registerRoutes() {
 	s.add(PUT, "/api/v1/card-types/:id", Admin, s.apiUpdateCardType)
 	s.add(DELETE, "/api/v1/card-types/:id", Admin, s.apiDeleteCardType)
 	s.registerAdminAPI()
+	s.registerBookingAPI()
 }

@@ -3,29 +3,33 @@ package server_test
 // The route × role test. It reads the route table from the server itself
 // (srv.Routes(), and echo's own list), so a route added anywhere — routes.go,
 // admin_more.go, a file not written yet — is walked without editing this
-// file. What it catches, with the messages it prints:
+// file. What it catches, with the messages it printed when these mistakes
+// were added to routes.go on purpose:
 //
-//   - A route registered on echo directly (s.echo.GET("/debug", h)) instead of
-//     through s.add, so it has no declared access:
-//         routes_test.go: GET /debug is served by echo but missing from
-//         srv.Routes(): register it with s.add(method, path, Access, handler)
-//   - A route registered with s.add and no access level: s.add panics at
-//     start ("server: route GET /x declares no access"), so every test fails.
-//   - A new Public route (s.add(GET, "/export", Public, h)): public means no
+//   - A route registered on echo directly, s.echo.GET("/debug", h), so it
+//     has no declared access:
+//     GET /debug is served by echo but missing from srv.Routes(): register
+//     it with s.add(method, path, Access, handler)
+//   - A route registered with s.add and no access, s.add(GET, "/z", 0, h):
+//     New panics, so every test of the package fails:
+//     panic: server: route GET /z declares no access
+//   - A new public route, s.add(GET, "/export", Public, h) — public means no
 //     login at all, so it must be chosen on purpose:
-//         routes_test.go: GET /export is Public but not in publicRoutes: ...
-//   - An /admin route below Admin (s.add(GET, "/admin/x", Manager, h)):
-//         routes_test.go: GET /admin/x is manager; every /admin route must be admin
-//   - A handler that answers 401/403 to a role the table lets in, or lets in
-//     (anything but 401/403) a role below the declared level, or fails with
-//     5xx for an allowed role:
-//         routes_test.go: GET /admin/hosts as member: status 200, want 403
-//   - A state-changing route that accepts a browser session without the CSRF
-//     token:
-//         routes_test.go: POST /admin/hosts as admin (session, no CSRF token): status 303, want 403
+//     GET /export is Public but not in publicRoutes: a public route answers
+//     anyone on the network; if that is meant, add it to publicRoutes in
+//     server/routes_test.go
+//   - An admin page opened to a lower role, s.add(GET, "/admin/x", Manager, h):
+//     GET /admin/x is manager; every /admin route must be admin
+//   - A state-changing route that a browser session can use without the CSRF
+//     token (here by widening the CSRF Skipper to POST /admin/y):
+//     POST /admin/y as admin (session, no CSRF token): status 200, want 403 (CSRF)
+//   - A handler or middleware that answers differently from the declared
+//     level: 401/403 to a role the table lets in, anything but 401/403 to a
+//     role below it, or a 5xx to an allowed role, e.g.
+//     GET /admin/x as member (session): status 200, want 403 (route is admin)
 //
-// TestRouteTableChecksCatchMistakes proves the first, third and fourth on a
-// server with such routes added.
+// TestRouteTableChecksCatchMistakes keeps proving the first, third and
+// fourth on a server with such routes added, so the checks cannot rot.
 
 import (
 	"fmt"
@@ -53,6 +57,9 @@ var publicRoutes = map[string]bool{
 	"GET /login":       true,
 	"POST /login":      true,
 	"GET /lang":        true,
+	// The OpenAPI document describes the API and holds no data; clients
+	// and code generators fetch it before they have a token.
+	"GET /api/v1/openapi.json": true,
 }
 
 // callers are who the matrix sends each request as; rank follows
@@ -152,6 +159,7 @@ func policyProblems(t testing.TB, routes []server.Route) []string {
 }
 
 func TestRouteTableCoversEveryRoute(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	if len(e.srv.Routes()) == 0 {
 		t.Fatal("srv.Routes() is empty")
@@ -162,6 +170,7 @@ func TestRouteTableCoversEveryRoute(t *testing.T) {
 }
 
 func TestPublicRoutesAreAllowListed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	for _, p := range policyProblems(t, e.srv.Routes()) {
 		t.Error(p)
@@ -171,6 +180,7 @@ func TestPublicRoutesAreAllowListed(t *testing.T) {
 // TestRouteTableChecksCatchMistakes feeds the checks the mistakes they exist
 // for, so a check that silently stopped working would show here.
 func TestRouteTableChecksCatchMistakes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{})
 	e.srv.Handler().(*echo.Echo).GET("/debug/sneaky", func(c echo.Context) error { return c.String(http.StatusOK, "secret") })
 	if ps := coverageProblems(e.srv); !containsProblem(ps, "GET /debug/sneaky is served by echo but missing") {
@@ -276,6 +286,7 @@ func (e *env) matrixRequest(r server.Route, who string, cred credentials) *httpt
 // against the route's declared access: below it 401 (nobody logged in) or
 // 403 (logged in, role too low); at or above it neither, and no server error.
 func TestRouteRoleMatrix(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, envOptions{demo: true})
 	routes := e.srv.Routes()
 	sort.Slice(routes, func(i, j int) bool {

@@ -68,6 +68,9 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	tickCtx, stopTicker := context.WithCancel(ctx)
+	defer stopTicker()
+	go s.runTicker(tickCtx)
 	s.log.Info("serving", "addr", ln.Addr().String(), "db", s.store.Dialect())
 	select {
 	case err := <-errc:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"time"
 )
 
 // DemoPassword is the password of the demo users (never of admin).
@@ -88,6 +89,7 @@ func (s *Store) SeedDemo(ctx context.Context) error {
 		{"liuyang", "刘洋", RoleMember, 2, TeamRoleMember},
 		{"zhaolei", "赵磊", RoleViewer, 2, TeamRoleViewer},
 	}
+	users := map[string]*User{}
 	for _, p := range people {
 		u, err := s.CreateUser(ctx, UserCreate{Username: p.username, DisplayName: p.name, Email: p.username + "@example.cn", Password: DemoPassword, Role: p.role})
 		if err != nil {
@@ -96,6 +98,88 @@ func (s *Store) SeedDemo(ctx context.Context) error {
 		if _, err := s.SetMembership(ctx, teamIDs[p.team], u.ID, p.teamRole); err != nil {
 			return fmt.Errorf("demo membership %s: %w", p.username, err)
 		}
+		users[p.username] = u
+	}
+	return s.seedDemoWork(ctx, teamIDs, typeIDs, users)
+}
+
+// seedDemoWork adds quotas, task baselines, a template and bookings, made
+// through the same rules as real requests (so the demo shows nothing the
+// portal would refuse).
+func (s *Store) seedDemoWork(ctx context.Context, teamIDs, typeIDs []int64, users map[string]*User) error {
+	admin, err := s.FindUserByUsername(ctx, "admin")
+	if err != nil {
+		return err
+	}
+	asUser := func(u *User) context.Context {
+		return WithActor(ctx, Actor{UserID: u.ID, Username: u.Username})
+	}
+	now := s.now()
+	day := 24 * time.Hour
+	// Card types: 0 H800, 1 A800, 2 L40S, 3 RTX 4090. Teams: 0 LLM, 1 vision, 2 inference.
+	quotas := []QuotaInput{
+		{TeamID: teamIDs[0], CardTypeID: typeIDs[0], CardHours: 3000, MaxCards: 12, ValidFrom: now.Add(-30 * day), ExpiresAt: now.Add(60 * day), Note: "2026 Q4 预训练"},
+		{TeamID: teamIDs[0], CardTypeID: typeIDs[2], CardHours: 400, MaxCards: 4, ValidFrom: now.Add(-30 * day), ExpiresAt: now.Add(12 * day), Note: "超参扫描"},
+		{TeamID: teamIDs[1], CardTypeID: typeIDs[2], CardHours: 600, MaxCards: 4, ValidFrom: now.Add(-10 * day), ExpiresAt: now.Add(80 * day)},
+		{TeamID: teamIDs[1], CardTypeID: typeIDs[3], CardHours: 300, MaxCards: 4, ValidFrom: now.Add(-10 * day), ExpiresAt: now.Add(80 * day)},
+		{TeamID: teamIDs[2], CardTypeID: typeIDs[1], CardHours: 800, MaxCards: 6, ValidFrom: now.Add(-20 * day), ExpiresAt: now.Add(10 * day), Note: "评测与压测"},
+		{TeamID: teamIDs[2], CardTypeID: typeIDs[3], CardHours: 200, MaxCards: 4, ValidFrom: now.Add(-20 * day), ExpiresAt: now.Add(70 * day)},
+	}
+	for _, q := range quotas {
+		if _, err := s.CreateQuota(asUser(admin), q); err != nil {
+			return fmt.Errorf("demo quota: %w", err)
+		}
+	}
+	readyAt := now.Add(2 * day)
+	tasks := []struct {
+		user string
+		in   TaskInput
+	}{
+		{"lihua", TaskInput{TeamID: teamIDs[0], Name: "7B 续训 第3轮", Priority: "core", EstimateCardHours: 1200, DataReadiness: "ready", VRAMGiB: 123, Precision: "bf16", CardTypeIDs: []int64{typeIDs[0]}, Notes: "全参续训，ZeRO-3，8×H800 为一组"}},
+		{"lihua", TaskInput{TeamID: teamIDs[0], Name: "SFT 指令微调", Priority: "normal", EstimateCardHours: 160, DataReadiness: "partial", VRAMGiB: 60, Precision: "bf16", CardTypeIDs: []int64{typeIDs[0], typeIDs[1]}}},
+		{"wangfang", TaskInput{TeamID: teamIDs[0], Name: "学习率扫描", Priority: "backfill", EstimateCardHours: 96, DataReadiness: "ready", VRAMGiB: 30, Precision: "bf16", CardTypeIDs: []int64{typeIDs[2]}, Notes: "闲时补位，随时可被核心任务抢占"}},
+		{"zhangwei", TaskInput{TeamID: teamIDs[1], Name: "检测模型 v5", Priority: "core", EstimateCardHours: 300, DataReadiness: "ready", VRAMGiB: 36, Precision: "fp16", CardTypeIDs: []int64{typeIDs[2]}}},
+		{"zhangwei", TaskInput{TeamID: teamIDs[1], Name: "分割数据增强实验", Priority: "normal", EstimateCardHours: 60, DataReadiness: "not_ready", DataReadyAt: &readyAt, VRAMGiB: 20, Precision: "fp16", CardTypeIDs: []int64{typeIDs[3]}}},
+		{"liuyang", TaskInput{TeamID: teamIDs[2], Name: "评测集回归", Priority: "normal", EstimateCardHours: 120, DataReadiness: "ready", VRAMGiB: 70, Precision: "bf16", CardTypeIDs: []int64{typeIDs[1]}}},
+		{"liuyang", TaskInput{TeamID: teamIDs[2], Name: "vLLM 压测", Priority: "backfill", EstimateCardHours: 40, DataReadiness: "ready", VRAMGiB: 20, Precision: "fp8", CardTypeIDs: []int64{typeIDs[3]}}},
+	}
+	taskIDs := make([]*Task, len(tasks))
+	for i, t := range tasks {
+		task, err := s.CreateTask(asUser(users[t.user]), t.in)
+		if err != nil {
+			return fmt.Errorf("demo task %s: %w", t.in.Name, err)
+		}
+		taskIDs[i] = task
+	}
+	hour := time.Hour
+	untilTuesday := (int(time.Tuesday) - int(now.Weekday()) + 7) % 7
+	if untilTuesday == 0 {
+		untilTuesday = 7
+	}
+	nextTuesday := now.Truncate(day).Add(time.Duration(untilTuesday)*day + hour) // 09:00 in Beijing
+	bookings := []struct {
+		user        string
+		task, ctype int
+		count       int
+		start, end  time.Time
+	}{
+		{"lihua", 0, 0, 8, now, now.Add(10 * hour)},
+		{"wangfang", 0, 0, 8, nextTuesday, nextTuesday.Add(12 * hour)},
+		{"lihua", 1, 0, 4, now.Add(26 * hour), now.Add(34 * hour)},
+		{"wangfang", 2, 2, 2, now, now.Add(3 * hour)},
+		{"zhangwei", 3, 2, 2, now, now.Add(6 * hour)},
+		{"liuyang", 5, 1, 2, now.Add(2 * hour), now.Add(8 * hour)},
+		{"liuyang", 6, 3, 2, now, now.Add(4 * hour)},
+	}
+	for _, b := range bookings {
+		if _, err := s.CreateBooking(asUser(users[b.user]), BookingRequest{TaskID: taskIDs[b.task].ID, CardTypeID: typeIDs[b.ctype],
+			Count: b.count, Start: b.start, End: b.end, Queue: true}); err != nil {
+			return fmt.Errorf("demo booking for %s: %w", taskIDs[b.task].Name, err)
+		}
+	}
+	if _, err := s.CreateTemplateFromTask(asUser(users["wangfang"]), TemplateInput{Name: "周末超参扫描 4×L40S 12h", TaskID: taskIDs[2].ID,
+		CardTypeID: typeIDs[2], Count: 4, Duration: 12 * hour}); err != nil {
+		return fmt.Errorf("demo template: %w", err)
 	}
 	return nil
 }

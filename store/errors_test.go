@@ -68,16 +68,23 @@ func TestClosedStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		calls := map[string]func() error{
-			"Ping":              func() error { return st.Ping(ctx) },
-			"FindUserByID":      func() error { _, err := st.FindUserByID(ctx, u.ID); return err },
-			"FindUsers":         func() error { _, err := st.FindUsers(ctx, store.UserFilter{}); return err },
-			"Authenticate":      func() error { _, err := st.Authenticate(ctx, "alice", testPassword); return err },
-			"FindSessionUser":   func() error { _, err := st.FindSessionUser(ctx, "chs_x"); return err },
-			"FindTokenUser":     func() error { _, _, err := st.FindTokenUser(ctx, "cht_x"); return err },
-			"FindCards":         func() error { _, err := st.FindCards(ctx, store.CardFilter{}); return err },
-			"FindCardByID":      func() error { _, err := st.FindCardByID(ctx, 1); return err },
-			"FindAuditEntries":  func() error { _, _, err := st.FindAuditEntries(ctx, store.AuditFilter{}); return err },
-			"CreateTeam":        func() error { _, err := st.CreateTeam(ctx, store.TeamInput{Name: "LLM"}); return err },
+			"Ping":             func() error { return st.Ping(ctx) },
+			"FindUserByID":     func() error { _, err := st.FindUserByID(ctx, u.ID); return err },
+			"FindUsers":        func() error { _, err := st.FindUsers(ctx, store.UserFilter{}); return err },
+			"Authenticate":     func() error { _, err := st.Authenticate(ctx, "alice", testPassword); return err },
+			"FindSessionUser":  func() error { _, err := st.FindSessionUser(ctx, "chs_x"); return err },
+			"FindTokenUser":    func() error { _, _, err := st.FindTokenUser(ctx, "cht_x"); return err },
+			"FindCards":        func() error { _, err := st.FindCards(ctx, store.CardFilter{}); return err },
+			"FindCardByID":     func() error { _, err := st.FindCardByID(ctx, 1); return err },
+			"FindAuditEntries": func() error { _, _, err := st.FindAuditEntries(ctx, store.AuditFilter{}); return err },
+			"CreateTeam":       func() error { _, err := st.CreateTeam(ctx, store.TeamInput{Name: "LLM"}); return err },
+			"CreateUser": func() error {
+				u, err := st.CreateUser(ctx, store.UserCreate{Username: "bob", Password: testPassword})
+				if u != nil {
+					t.Errorf("CreateUser returned user %+v with error %v", u, err)
+				}
+				return err
+			},
 			"UpdateUser":        func() error { _, err := st.UpdateUser(ctx, u.ID, store.UserUpdate{DisplayName: ptr("x")}); return err },
 			"CreateSession":     func() error { _, err := st.CreateSession(ctx, u.ID); return err },
 			"EnsureAdmin":       func() error { _, err := st.EnsureAdmin(ctx, "pw"); return err },
@@ -95,9 +102,11 @@ func TestClosedStore(t *testing.T) {
 				if err == nil {
 					t.Fatal("no error from a closed store")
 				}
-				if code := errs.CodeOf(err); code == errs.NotFound || code == errs.Unauthorized {
+				code := errs.CodeOf(err)
+				if code == errs.NotFound || code == errs.Unauthorized {
 					t.Errorf("closed store reported %s: %v", code, err)
 				}
+				t.Logf("%s: %v", code, err)
 			})
 		}
 	})

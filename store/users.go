@@ -145,7 +145,10 @@ func (s *Store) CreateUser(ctx context.Context, in UserCreate) (*User, error) {
 	if errs.Is(err, errs.Conflict) {
 		return nil, &errs.Error{Code: errs.Conflict, Op: op, Key: "user.username_taken", Fields: map[string]string{"username": "user.username_taken"}, Err: err}
 	}
-	return u, err
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
 }
 
 // EnsureAdmin creates the account admin on an empty database. It returns

@@ -58,8 +58,28 @@ func Keys() []string {
 }
 
 // catalogue holds each message as {zh-CN, en}; keeping the pair on one line
-// makes a missing translation impossible.
-var catalogue = map[string][2]string{
+// makes a missing translation impossible. Each area keeps its messages in
+// its own file; a key defined twice is reported by DuplicateKeys.
+var catalogue, duplicateKeys = merge(coreMessages, bookingMessages, planningMessages, apiMessages)
+
+func merge(parts ...map[string][2]string) (map[string][2]string, []string) {
+	out := map[string][2]string{}
+	var dups []string
+	for _, p := range parts {
+		for k, v := range p {
+			if _, ok := out[k]; ok {
+				dups = append(dups, k)
+			}
+			out[k] = v
+		}
+	}
+	return out, dups
+}
+
+// DuplicateKeys lists keys defined in more than one area file.
+func DuplicateKeys() []string { return duplicateKeys }
+
+var coreMessages = map[string][2]string{
 	"app.name":    {"卡时", "cardhour"},
 	"app.tagline": {"GPU 算力按需取用", "GPU compute on demand"},
 
@@ -372,4 +392,9 @@ var catalogue = map[string][2]string{
 	"task.team_fixed":        {"任务所属团队不能修改。", "A task's team cannot change."},
 	"task.team_required":     {"请选择团队。", "Choose a team."},
 	"task.vram_range":        {"显存需求须在 0 到 100000 GiB 之间。", "The VRAM need must be between 0 and 100,000 GiB."},
+
+	"template.duration_range": {"模板时长须在 5 分钟到可预约范围之间。", "The template's length must be between 5 minutes and the booking horizon."},
+	"template.name_taken":     {"团队中已有同名模板。", "The team has a template with this name."},
+	"template.not_found":      {"模板不存在。", "Template not found."},
+	"feed.not_found":          {"日历订阅地址无效或已更换。", "This calendar feed URL is invalid or was replaced."},
 }

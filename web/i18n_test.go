@@ -71,6 +71,12 @@ func TestBothLanguagesAreFilled(t *testing.T) {
 	}
 }
 
+func TestNoKeyIsDefinedTwice(t *testing.T) {
+	if d := web.DuplicateKeys(); len(d) > 0 {
+		t.Errorf("keys defined in more than one file: %v", d)
+	}
+}
+
 func TestNormalizeLang(t *testing.T) {
 	for in, want := range map[string]string{"": "zh-CN", "en": "en", "en-US": "en", "zh": "zh-CN", "zh-TW": "zh-CN", "fr": "zh-CN"} {
 		if got := web.NormalizeLang(in, web.LangZH); got != want {

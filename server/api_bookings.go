@@ -1,0 +1,262 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/money"
+	"cardhour/store"
+)
+
+// bookingRequest is the body of POST /api/v1/bookings. Times are read as
+// text and parsed here, so a malformed one is a field message (422).
+type bookingRequest struct {
+	TaskID        int64   `json:"task_id"`
+	CardType      ref     `json:"card_type"`
+	Count         int     `json:"count"`
+	Start         *string `json:"start" format:"date-time"`
+	End           *string `json:"end" format:"date-time"`
+	Queue         bool    `json:"queue"`
+	OverrideQuota bool    `json:"override_quota"`
+}
+
+// extendRequest is the body of POST /api/v1/bookings/{id}/extend.
+type extendRequest struct {
+	End *string `json:"end" format:"date-time"`
+}
+
+// bookingJSON is a booking in the API: its window, state, cards (uuids),
+// price and cost, and on creation the bookings it displaced.
+type bookingJSON struct {
+	store.BookingView
+	CostYuan  string  `json:"cost_yuan"`
+	Preempted []int64 `json:"preempted,omitempty"`
+}
+
+// releaseJSON is a released booking with what it gave back.
+type releaseJSON struct {
+	bookingJSON
+	ReturnedCardHours float64 `json:"returned_card_hours"`
+	ReturnedFen       int64   `json:"returned_fen"`
+	ReturnedYuan      string  `json:"returned_yuan"`
+}
+
+func toBookingJSON(v store.BookingView) bookingJSON {
+	if v.Cards == nil {
+		v.Cards = []string{}
+	}
+	return bookingJSON{BookingView: v, CostYuan: money.Fen(v.CostFen).Plain()}
+}
+
+// bookingStates are the states ?state= accepts.
+var bookingStates = []string{store.BookingPending, store.BookingConfirmed, store.BookingActive, store.BookingCompleted,
+	store.BookingReleased, store.BookingCancelled, store.BookingPreempted, store.BookingNoShow}
+
+// visibleBooking loads a booking the user may read: their own, their teams',
+// or any for an admin. Others' bookings are not found.
+func (s *Server) visibleBooking(c echo.Context, id int64) (*store.BookingView, error) {
+	b, err := s.store.FindBookingByID(c.Request().Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	if b.UserID == mustUser(c).ID {
+		return b, nil
+	}
+	teams, err := s.visibleTeams(c)
+	if err != nil {
+		return nil, err
+	}
+	if !sees(teams, b.TeamID) {
+		return nil, errs.E(errs.NotFound, "server.visibleBooking", "booking.not_found")
+	}
+	return b, nil
+}
+
+func (s *Server) apiListBookings(c echo.Context) error {
+	v := errs.NewValidation("server.apiListBookings")
+	teams, err := s.visibleTeams(c)
+	if err != nil {
+		return err
+	}
+	f := store.BookingFilter{TeamIDs: teams}
+	switch strings.ToLower(strings.TrimSpace(c.QueryParam("mine"))) {
+	case "", "0", "false", "no":
+	case "1", "true", "yes":
+		f.UserID = mustUser(c).ID
+	default:
+		v.Add("mine", "api.bool_invalid")
+	}
+	team, err := s.resolveTeam(c, queryRef(c, "team"), "team", v)
+	if err != nil {
+		return err
+	}
+	if team != 0 {
+		if !sees(teams, team) {
+			return c.JSON(http.StatusOK, map[string]any{"bookings": []bookingJSON{}})
+		}
+		f.TeamIDs = []int64{team}
+	}
+	if f.CardTypeID, err = s.resolveCardType(c, queryRef(c, "card_type"), "card_type", v); err != nil {
+		return err
+	}
+	f.TaskID = int64(queryInt(c, "task_id", 0, 1, 1<<31-1, "error.id", v))
+	if raw := strings.TrimSpace(c.QueryParam("state")); raw != "" {
+		for _, st := range strings.Split(raw, ",") {
+			st = strings.TrimSpace(st)
+			known := false
+			for _, k := range bookingStates {
+				known = known || st == k
+			}
+			v.Check(known, "state", "api.state_invalid")
+			f.States = append(f.States, st)
+		}
+	}
+	f.From, f.To = queryTime(c, "from", v), queryTime(c, "to", v)
+	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
+		v.Add("to", "booking.end_before_start")
+	}
+	f.Limit = queryInt(c, "limit", 500, 1, 1000, "api.limit_range", v)
+	if err := v.Err(); err != nil {
+		return err
+	}
+	views, err := s.store.FindBookings(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	out := make([]bookingJSON, 0, len(views))
+	for _, b := range views {
+		out = append(out, toBookingJSON(b))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"bookings": out})
+}
+
+func (s *Server) apiGetBooking(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	b, err := s.visibleBooking(c, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, toBookingJSON(*b))
+}
+
+func (s *Server) apiCreateBooking(c echo.Context) error {
+	var req bookingRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	v := errs.NewValidation("server.apiCreateBooking")
+	typeID, err := s.resolveCardType(c, req.CardType, "card_type", v)
+	if err != nil {
+		return err
+	}
+	in := store.BookingRequest{TaskID: req.TaskID, CardTypeID: typeID, Count: req.Count,
+		Start: parseAPITime(req.Start, "start", v), End: parseAPITime(req.End, "end", v),
+		Queue: req.Queue, OverrideQuota: req.OverrideQuota}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	res, err := s.store.CreateBooking(ctx, in)
+	if err != nil {
+		return err
+	}
+	view, err := s.store.FindBookingByID(ctx, res.Booking.ID)
+	if err != nil {
+		return err
+	}
+	out := toBookingJSON(*view)
+	out.Preempted = res.Preempted
+	if out.Preempted == nil {
+		out.Preempted = []int64{}
+	}
+	return c.JSON(http.StatusCreated, out)
+}
+
+// bookingView answers a changed booking as GET would show it.
+func (s *Server) bookingView(c echo.Context, id int64) (bookingJSON, error) {
+	view, err := s.store.FindBookingByID(c.Request().Context(), id)
+	if err != nil {
+		return bookingJSON{}, err
+	}
+	return toBookingJSON(*view), nil
+}
+
+func (s *Server) apiReleaseBooking(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	res, err := s.store.ReleaseBooking(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	b, err := s.bookingView(c, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, releaseJSON{bookingJSON: b, ReturnedCardHours: hoursOf(res.ReturnedCardSeconds),
+		ReturnedFen: res.ReturnedFen, ReturnedYuan: money.Fen(res.ReturnedFen).Plain()})
+}
+
+func (s *Server) apiCancelBooking(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.CancelBooking(c.Request().Context(), id); err != nil {
+		return err
+	}
+	b, err := s.bookingView(c, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, b)
+}
+
+func (s *Server) apiExtendBooking(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	var req extendRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	v := errs.NewValidation("server.apiExtendBooking")
+	end := parseAPITime(req.End, "end", v)
+	if req.End == nil || strings.TrimSpace(*req.End) == "" {
+		v.Add("end", "booking.end_required")
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	if _, err := s.store.ExtendBooking(c.Request().Context(), id, end); err != nil {
+		return err
+	}
+	b, err := s.bookingView(c, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, b)
+}
+
+func (s *Server) apiApproveBooking(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.ApproveBooking(c.Request().Context(), id); err != nil {
+		return err
+	}
+	b, err := s.bookingView(c, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, b)
+}

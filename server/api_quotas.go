@@ -1,0 +1,145 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/store"
+)
+
+// quotaRequest is the body of POST and PUT /api/v1/quotas: team and card
+// type by name or id, times as RFC 3339 text.
+type quotaRequest struct {
+	Team      ref     `json:"team"`
+	CardType  ref     `json:"card_type"`
+	CardHours float64 `json:"card_hours"`
+	MaxCards  int     `json:"max_cards"`
+	ValidFrom *string `json:"valid_from" format:"date-time"`
+	ExpiresAt *string `json:"expires_at" format:"date-time"`
+	Note      string  `json:"note"`
+}
+
+func (s *Server) quotaInput(c echo.Context, r quotaRequest) (store.QuotaInput, error) {
+	v := errs.NewValidation("server.quotaInput")
+	in := store.QuotaInput{CardHours: r.CardHours, MaxCards: r.MaxCards, Note: r.Note,
+		ValidFrom: parseAPITime(r.ValidFrom, "valid_from", v), ExpiresAt: parseAPITime(r.ExpiresAt, "expires_at", v)}
+	var err error
+	if in.TeamID, err = s.resolveTeam(c, r.Team, "team", v); err != nil {
+		return in, err
+	}
+	if in.CardTypeID, err = s.resolveCardType(c, r.CardType, "card_type", v); err != nil {
+		return in, err
+	}
+	return in, v.Err()
+}
+
+// managedQuotas lists the quotas of the teams the user manages (all for
+// admins), narrowed by f.
+func (s *Server) managedQuotas(c echo.Context, f store.QuotaFilter) ([]store.QuotaView, error) {
+	ctx := c.Request().Context()
+	teams, err := s.store.ManagedTeamIDs(ctx, mustUser(c))
+	if err != nil {
+		return nil, err
+	}
+	f.TeamIDs = teams
+	if f.TeamIDs == nil {
+		f.TeamIDs = []int64{}
+	}
+	return s.store.FindQuotas(ctx, f)
+}
+
+// quotaView finds one quota the user manages; others are not found.
+func (s *Server) quotaView(c echo.Context, id int64) (*store.QuotaView, error) {
+	qs, err := s.managedQuotas(c, store.QuotaFilter{})
+	if err != nil {
+		return nil, err
+	}
+	for i := range qs {
+		if qs[i].ID == id {
+			return &qs[i], nil
+		}
+	}
+	return nil, errs.E(errs.NotFound, "server.quotaView", "api.quota_not_found")
+}
+
+func (s *Server) apiListQuotas(c echo.Context) error {
+	v := errs.NewValidation("server.apiListQuotas")
+	var f store.QuotaFilter
+	team, err := s.resolveTeam(c, queryRef(c, "team"), "team", v)
+	if err != nil {
+		return err
+	}
+	if f.CardTypeID, err = s.resolveCardType(c, queryRef(c, "card_type"), "card_type", v); err != nil {
+		return err
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	qs, err := s.managedQuotas(c, f)
+	if err != nil {
+		return err
+	}
+	out := make([]store.QuotaView, 0, len(qs))
+	for _, q := range qs {
+		if team == 0 || q.TeamID == team {
+			out = append(out, q)
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"quotas": out})
+}
+
+func (s *Server) apiCreateQuota(c echo.Context) error {
+	var req quotaRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	in, err := s.quotaInput(c, req)
+	if err != nil {
+		return err
+	}
+	q, err := s.store.CreateQuota(c.Request().Context(), in)
+	if err != nil {
+		return err
+	}
+	view, err := s.quotaView(c, q.ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, view)
+}
+
+func (s *Server) apiUpdateQuota(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	current, err := s.quotaView(c, id)
+	if err != nil {
+		return err
+	}
+	var req quotaRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	in, err := s.quotaInput(c, req)
+	if err != nil {
+		return err
+	}
+	// Team and card type identify a quota; a body may leave them out.
+	if in.TeamID == 0 {
+		in.TeamID = current.TeamID
+	}
+	if in.CardTypeID == 0 {
+		in.CardTypeID = current.CardTypeID
+	}
+	if _, err := s.store.UpdateQuota(c.Request().Context(), id, in); err != nil {
+		return err
+	}
+	view, err := s.quotaView(c, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, view)
+}

@@ -1,0 +1,238 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/money"
+	"cardhour/store"
+)
+
+// taskRequest is the body of POST and PUT /api/v1/tasks: the team, image and
+// card types by name or id, times as RFC 3339 text.
+type taskRequest struct {
+	Team              ref     `json:"team"`
+	TeamID            int64   `json:"team_id"`
+	Name              string  `json:"name"`
+	Priority          string  `json:"priority"`
+	EstimateCardHours float64 `json:"estimate_card_hours"`
+	DataReadiness     string  `json:"data_readiness"`
+	DataReadyAt       *string `json:"data_ready_at" format:"date-time"`
+	VRAMGiB           float64 `json:"vram_gib"`
+	Precision         string  `json:"precision"`
+	CardTypes         []ref   `json:"card_types"`
+	CardTypeIDs       []int64 `json:"card_type_ids"`
+	Image             ref     `json:"image"`
+	ImageID           *int64  `json:"image_id"`
+	Notes             string  `json:"notes"`
+}
+
+// taskFieldNames maps the store's field names to this API's.
+var taskFieldNames = map[string]string{"team_id": "team", "card_type_ids": "card_types", "image_id": "image"}
+
+// taskInput resolves names and parses times. fixedTeam, when not 0, is the team
+// of the task being replaced, used when the body names none.
+func (s *Server) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (store.TaskInput, error) {
+	v := errs.NewValidation("server.taskInput")
+	in := store.TaskInput{
+		TeamID: r.TeamID, Name: r.Name, Priority: r.Priority, EstimateCardHours: r.EstimateCardHours,
+		DataReadiness: r.DataReadiness, VRAMGiB: r.VRAMGiB, Precision: r.Precision,
+		CardTypeIDs: r.CardTypeIDs, ImageID: r.ImageID, Notes: r.Notes,
+	}
+	team, err := s.resolveTeam(c, r.Team, "team", v)
+	if err != nil {
+		return in, err
+	}
+	switch {
+	case team != 0 && in.TeamID != 0 && team != in.TeamID:
+		v.Add("team", "api.ref_conflict")
+	case team != 0:
+		in.TeamID = team
+	}
+	if in.TeamID == 0 {
+		in.TeamID = fixedTeam
+	}
+	if in.TeamID == 0 {
+		v.Add("team", "task.team_required")
+	}
+	for _, ct := range r.CardTypes {
+		id, err := s.resolveCardType(c, ct, "card_types", v)
+		if err != nil {
+			return in, err
+		}
+		if id != 0 {
+			in.CardTypeIDs = append(in.CardTypeIDs, id)
+		}
+	}
+	img, err := s.resolveImage(c, r.Image, "image", v)
+	if err != nil {
+		return in, err
+	}
+	switch {
+	case img != nil && in.ImageID != nil && *img != *in.ImageID:
+		v.Add("image", "api.ref_conflict")
+	case img != nil:
+		in.ImageID = img
+	}
+	if at := parseAPITime(r.DataReadyAt, "data_ready_at", v); !at.IsZero() {
+		in.DataReadyAt = &at
+	}
+	if err := v.Err(); err != nil {
+		return in, err
+	}
+	// Only teams the user may book for: a task is the start of a booking.
+	teams, err := s.store.BookableTeamIDs(c.Request().Context(), mustUser(c))
+	if err != nil {
+		return in, err
+	}
+	if !sees(teams, in.TeamID) {
+		return in, &errs.Error{Code: errs.Invalid, Op: "server.taskInput", Key: "api.task_not_your_team",
+			Fields: map[string]string{"team": "api.task_not_your_team"}}
+	}
+	return in, nil
+}
+
+// taskJSON is a task in the API, with its estimate in card-hours.
+type taskJSON struct {
+	store.Task
+	EstimateCardHours float64 `json:"estimate_card_hours"`
+}
+
+// taskUsageJSON sets what a task booked against its baseline.
+type taskUsageJSON struct {
+	BookedCardHours    float64 `json:"booked_card_hours"`
+	ElapsedCardHours   float64 `json:"elapsed_card_hours"`
+	WaitingCardHours   float64 `json:"waiting_card_hours"`
+	RemainingCardHours float64 `json:"remaining_card_hours"`
+	CostFen            int64   `json:"cost_fen"`
+	CostYuan           string  `json:"cost_yuan"`
+	Bookings           int     `json:"bookings"`
+	Deviation          string  `json:"deviation"`
+}
+
+// taskDetailJSON is GET /api/v1/tasks/{id}: the baseline beside the usage.
+type taskDetailJSON struct {
+	taskJSON
+	Usage taskUsageJSON `json:"usage"`
+}
+
+func toTaskJSON(t store.Task) taskJSON {
+	if t.CardTypeIDs == nil {
+		t.CardTypeIDs = []int64{}
+	}
+	return taskJSON{Task: t, EstimateCardHours: t.EstimateCardHours()}
+}
+
+func toTaskUsageJSON(t store.Task, u store.TaskUsage) taskUsageJSON {
+	return taskUsageJSON{
+		BookedCardHours:    hoursOf(u.BookedCardSeconds),
+		ElapsedCardHours:   hoursOf(u.ElapsedCardSeconds),
+		WaitingCardHours:   hoursOf(u.WaitingCardSeconds),
+		RemainingCardHours: hoursOf(max(t.EstimateCardSeconds-u.BookedCardSeconds-u.WaitingCardSeconds, 0)),
+		CostFen:            u.CostFen,
+		CostYuan:           money.Fen(u.CostFen).Plain(),
+		Bookings:           u.Bookings,
+		Deviation:          u.Deviation(t.EstimateCardSeconds),
+	}
+}
+
+// visibleTask loads a task the user may read; others' tasks are not found,
+// so ids do not reveal what other teams work on.
+func (s *Server) visibleTask(c echo.Context, id int64) (*store.Task, error) {
+	t, err := s.store.FindTaskByID(c.Request().Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	teams, err := s.visibleTeams(c)
+	if err != nil {
+		return nil, err
+	}
+	if !sees(teams, t.TeamID) {
+		return nil, errs.E(errs.NotFound, "server.visibleTask", "task.not_found")
+	}
+	return t, nil
+}
+
+func (s *Server) apiListTasks(c echo.Context) error {
+	v := errs.NewValidation("server.apiListTasks")
+	teams, err := s.visibleTeams(c)
+	if err != nil {
+		return err
+	}
+	f := store.TaskFilter{TeamIDs: teams}
+	team, err := s.resolveTeam(c, queryRef(c, "team"), "team", v)
+	if err != nil {
+		return err
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	f.TeamID = team
+	tasks, err := s.store.FindTasks(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	out := make([]taskJSON, 0, len(tasks))
+	for _, t := range tasks {
+		out = append(out, toTaskJSON(t))
+	}
+	return c.JSON(http.StatusOK, map[string]any{"tasks": out})
+}
+
+func (s *Server) apiGetTask(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	t, err := s.visibleTask(c, id)
+	if err != nil {
+		return err
+	}
+	usage, err := s.store.FindTaskUsage(c.Request().Context(), []int64{t.ID})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, taskDetailJSON{taskJSON: toTaskJSON(*t), Usage: toTaskUsageJSON(*t, usage[t.ID])})
+}
+
+func (s *Server) apiCreateTask(c echo.Context) error {
+	var req taskRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	in, err := s.taskInput(c, req, 0)
+	if err != nil {
+		return err
+	}
+	t, err := s.store.CreateTask(c.Request().Context(), in)
+	if err != nil {
+		return renameFields(err, taskFieldNames)
+	}
+	return c.JSON(http.StatusCreated, toTaskJSON(*t))
+}
+
+func (s *Server) apiUpdateTask(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	current, err := s.visibleTask(c, id)
+	if err != nil {
+		return err
+	}
+	var req taskRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	in, err := s.taskInput(c, req, current.TeamID)
+	if err != nil {
+		return err
+	}
+	t, err := s.store.UpdateTask(c.Request().Context(), id, in)
+	if err != nil {
+		return renameFields(err, taskFieldNames)
+	}
+	return c.JSON(http.StatusOK, toTaskJSON(*t))
+}

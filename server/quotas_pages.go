@@ -1,0 +1,318 @@
+package server
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/schedule"
+	"cardhour/store"
+	"cardhour/web"
+)
+
+var quotaFields = []string{"team", "card_type", "card_hours", "max_cards", "valid_from", "expires_at", "note"}
+
+// Quota states as the list shows them.
+const (
+	quotaUpcoming = "upcoming"
+	quotaActive   = "active"
+	quotaExpired  = "expired"
+)
+
+// quotaFromForm parses the quota form; numbers and times that do not parse
+// are reported next to their inputs, the rest is the store's to judge.
+func (s *Server) quotaFromForm(f web.Form) (store.QuotaInput, error) {
+	v := errs.NewValidation("server.quotaFromForm")
+	in := store.QuotaInput{TeamID: planFormID(f.Value("team")), CardTypeID: planFormID(f.Value("card_type")), Note: f.Value("note")}
+	if raw := strings.TrimSpace(f.Value("card_hours")); raw == "" {
+		v.Add("card_hours", "field.required")
+	} else if h, err := strconv.ParseFloat(raw, 64); err != nil || math.IsNaN(h) || math.IsInf(h, 0) {
+		v.Add("card_hours", "field.number")
+	} else {
+		in.CardHours = h
+	}
+	if raw := strings.TrimSpace(f.Value("max_cards")); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil {
+			v.Add("max_cards", "field.integer")
+		}
+		in.MaxCards = n
+	}
+	for field, dst := range map[string]*time.Time{"valid_from": &in.ValidFrom, "expires_at": &in.ExpiresAt} {
+		t, ok := s.planParseLocal(f.Value(field))
+		if !ok {
+			v.Add(field, "plan.bad_time")
+		}
+		*dst = t
+	}
+	return in, v.Err()
+}
+
+func (s *Server) quotaForm(q store.QuotaView) web.Form {
+	f := web.NewForm()
+	f.Values["team"] = strconv.FormatInt(q.TeamID, 10)
+	f.Values["card_type"] = strconv.FormatInt(q.CardTypeID, 10)
+	f.Values["card_hours"] = strconv.FormatFloat(q.GrantedHours, 'f', -1, 64)
+	f.Values["max_cards"] = strconv.Itoa(q.MaxCards)
+	f.Values["valid_from"] = s.planLocalValue(q.ValidFrom)
+	f.Values["expires_at"] = s.planLocalValue(q.ExpiresAt)
+	f.Values["note"] = q.Note
+	return f
+}
+
+// quotaFormFailed puts a refused grant onto the form: field messages for
+// bad input and overlaps, a headline when the store says the team is not
+// the user's to manage.
+func quotaFormFailed(lang string, err error, f *web.Form) bool {
+	if formFailed(lang, err, f) {
+		return true
+	}
+	if errs.Is(err, errs.Forbidden) {
+		_, _, msg, _ := describe(err, lang)
+		f.Error = msg
+		return true
+	}
+	return false
+}
+
+// defaultQuotaForm starts a grant at the next whole hour for 30 days.
+func (s *Server) defaultQuotaForm() web.Form {
+	f := web.NewForm()
+	start := s.store.Now().In(s.cfg.TZ).Truncate(time.Hour).Add(time.Hour)
+	f.Values["valid_from"] = s.planLocalValue(start)
+	f.Values["expires_at"] = s.planLocalValue(start.AddDate(0, 0, 30))
+	f.Values["max_cards"] = "0"
+	return f
+}
+
+// managedTeamOptions lists the teams the user manages as choices.
+func (s *Server) managedTeamOptions(c echo.Context, u *store.User) ([]web.Option, map[int64]bool, error) {
+	ids, err := s.store.ManagedTeamIDs(c.Request().Context(), u)
+	if err != nil {
+		return nil, nil, err
+	}
+	names, _, err := s.planTeamNames(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := make([]web.Option, 0, len(ids))
+	for _, id := range ids {
+		opts = append(opts, web.Option{Value: strconv.FormatInt(id, 10), Label: names[id]})
+	}
+	return opts, planIDSet(ids), nil
+}
+
+// quotaRows turns the store's quotas into list rows, deciding for each its
+// state and whether it is due for a reminder: quotas of teams with core
+// tasks half a month ahead, others a week (schedule.DueForReminder). A
+// quota already continued by a following one reminds no one.
+func (s *Server) quotaRows(c echo.Context, views []store.QuotaView, managed map[int64]bool, now time.Time) ([]web.QuotaListRow, error) {
+	teamIDs := []int64{}
+	seen := map[int64]bool{}
+	for _, v := range views {
+		if !seen[v.TeamID] {
+			seen[v.TeamID] = true
+			teamIDs = append(teamIDs, v.TeamID)
+		}
+	}
+	tasks, err := s.store.FindTasks(c.Request().Context(), store.TaskFilter{TeamIDs: teamIDs})
+	if err != nil {
+		return nil, err
+	}
+	core := map[int64]bool{}
+	for _, t := range tasks {
+		if t.Priority == schedule.Core {
+			core[t.TeamID] = true
+		}
+	}
+	rows := make([]web.QuotaListRow, 0, len(views))
+	for _, v := range views {
+		r := web.QuotaListRow{ID: v.ID, Team: v.TeamName, CardType: v.CardTypeName, GrantedHours: v.GrantedHours,
+			UsedHours: v.UsedHours, RemainingHours: v.RemainingHour, MaxCards: v.MaxCards, ValidFrom: v.ValidFrom,
+			ExpiresAt: v.ExpiresAt, Note: v.Note, CanEdit: managed[v.TeamID],
+			LeadDays: int(schedule.ReminderLead(core[v.TeamID]) / (24 * time.Hour))}
+		switch {
+		case now.Before(v.ValidFrom):
+			r.State = quotaUpcoming
+		case !now.Before(v.ExpiresAt):
+			r.State = quotaExpired
+		default:
+			r.State = quotaActive
+			r.DaysLeft = int(math.Ceil(v.ExpiresAt.Sub(now).Hours() / 24))
+		}
+		for _, o := range views {
+			if o.ID != v.ID && o.TeamID == v.TeamID && o.CardTypeID == v.CardTypeID &&
+				!o.ValidFrom.After(v.ExpiresAt) && o.ExpiresAt.After(v.ExpiresAt) {
+				r.Renewed = true
+			}
+		}
+		r.Remind = r.State == quotaActive && !r.Renewed && schedule.DueForReminder(v.ExpiresAt, now, core[v.TeamID])
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+func (s *Server) quotasPage(c echo.Context) error {
+	return s.renderQuotas(c, http.StatusOK, s.defaultQuotaForm())
+}
+
+func (s *Server) renderQuotas(c echo.Context, status int, f web.Form) error {
+	ctx := c.Request().Context()
+	u := mustUser(c)
+	visible, err := s.planVisibleTeams(c, u)
+	if err != nil {
+		return err
+	}
+	views, err := s.store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: visible})
+	if err != nil {
+		return err
+	}
+	teams, managed, err := s.managedTeamOptions(c, u)
+	if err != nil {
+		return err
+	}
+	types, _, err := s.planTypeOptions(c)
+	if err != nil {
+		return err
+	}
+	rows, err := s.quotaRows(c, views, managed, s.store.Now())
+	if err != nil {
+		return err
+	}
+	props := web.QuotasProps{ShowExpired: c.QueryParam("show") == "expired", CanCreate: len(teams) > 0, Teams: teams, Types: types}
+	for _, r := range rows {
+		if r.Remind {
+			props.Reminders = append(props.Reminders, r)
+		}
+		if r.State == quotaExpired && !props.ShowExpired {
+			props.Hidden++
+			continue
+		}
+		props.Rows = append(props.Rows, r)
+	}
+	return s.render(c, status, web.QuotasPage(s.page(c, "plan.quota.title", "booking"), props, f))
+}
+
+func (s *Server) newQuotaPage(c echo.Context) error {
+	u := mustUser(c)
+	f := s.defaultQuotaForm()
+	renewOf := ""
+	if id := planFormID(c.QueryParam("renew")); id > 0 {
+		_, managed, err := s.managedTeamOptions(c, u)
+		if err != nil {
+			return err
+		}
+		// A renewal starts where the old grant ends and runs as long.
+		if old, err := s.store.FindQuotaByID(c.Request().Context(), id); err == nil && managed[old.TeamID] {
+			f = s.quotaForm(*old)
+			f.Values["valid_from"] = s.planLocalValue(old.ExpiresAt)
+			f.Values["expires_at"] = s.planLocalValue(old.ExpiresAt.Add(old.ExpiresAt.Sub(old.ValidFrom)))
+			renewOf = old.TeamName + " · " + old.CardTypeName + " · " + web.T(langOf(c), "plan.quota.expires_on", s.planLocalDisplay(old.ExpiresAt))
+		}
+	}
+	return s.renderNewQuota(c, http.StatusOK, f, renewOf)
+}
+
+func (s *Server) planLocalDisplay(t time.Time) string {
+	return t.In(s.cfg.TZ).Format("2006-01-02 15:04")
+}
+
+func (s *Server) renderNewQuota(c echo.Context, status int, f web.Form, renewOf string) error {
+	teams, _, err := s.managedTeamOptions(c, mustUser(c))
+	if err != nil {
+		return err
+	}
+	types, _, err := s.planTypeOptions(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, status, web.QuotaNewPage(s.page(c, "plan.quota.new", "booking"), teams, types, f, renewOf))
+}
+
+func (s *Server) createQuotaForm(c echo.Context) error {
+	f := formOf(c, quotaFields...)
+	in, err := s.quotaFromForm(f)
+	if err == nil {
+		var q *store.Quota
+		if q, err = s.store.CreateQuota(c.Request().Context(), in); err == nil {
+			return s.redirectWithFlash(c, "/quotas", s.quotaFlash(c, "plan.quota.created", q))
+		}
+	}
+	if !quotaFormFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.renderNewQuota(c, quotaStatus(err), f, "")
+}
+
+// quotaStatus is the status of a refused quota form.
+func quotaStatus(err error) int { return statusOf(errs.CodeOf(err)) }
+
+// quotaFlash names the quota a change concerns.
+func (s *Server) quotaFlash(c echo.Context, key string, q *store.Quota) string {
+	name := "#" + strconv.FormatInt(q.ID, 10)
+	if v, err := s.store.FindQuotaByID(c.Request().Context(), q.ID); err == nil {
+		name = v.TeamName + " · " + v.CardTypeName
+	}
+	return web.T(langOf(c), key, name)
+}
+
+func (s *Server) editQuotaPage(c echo.Context) error {
+	q, err := s.managedQuota(c)
+	if err != nil {
+		return err
+	}
+	return s.renderEditQuota(c, http.StatusOK, q, s.quotaForm(*q))
+}
+
+// managedQuota loads the :id quota for its edit page. A quota of a team
+// the manager does not manage is not found, as on the list.
+func (s *Server) managedQuota(c echo.Context) (*store.QuotaView, error) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	q, err := s.store.FindQuotaByID(c.Request().Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	_, managed, err := s.managedTeamOptions(c, mustUser(c))
+	if err != nil {
+		return nil, err
+	}
+	if !managed[q.TeamID] {
+		return nil, errs.E(errs.NotFound, "server.managedQuota", "quota.not_found")
+	}
+	return q, nil
+}
+
+func (s *Server) renderEditQuota(c echo.Context, status int, q *store.QuotaView, f web.Form) error {
+	props := web.QuotaEditProps{ID: q.ID, Team: q.TeamName, CardType: q.CardTypeName, Used: q.UsedHours}
+	return s.render(c, status, web.QuotaEditPage(s.page(c, "plan.quota.title", "booking"), props, f))
+}
+
+func (s *Server) updateQuotaForm(c echo.Context) error {
+	q, err := s.managedQuota(c)
+	if err != nil {
+		return err
+	}
+	f := formOf(c, quotaFields...)
+	// Team and card type are the quota's own; the form does not carry them.
+	f.Values["team"] = strconv.FormatInt(q.TeamID, 10)
+	f.Values["card_type"] = strconv.FormatInt(q.CardTypeID, 10)
+	in, err := s.quotaFromForm(f)
+	if err == nil {
+		var saved *store.Quota
+		if saved, err = s.store.UpdateQuota(c.Request().Context(), q.ID, in); err == nil {
+			return s.redirectWithFlash(c, "/quotas", s.quotaFlash(c, "plan.quota.updated", saved))
+		}
+	}
+	if !quotaFormFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.renderEditQuota(c, quotaStatus(err), q, f)
+}

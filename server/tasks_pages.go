@@ -1,0 +1,366 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/schedule"
+	"cardhour/store"
+	"cardhour/web"
+)
+
+var taskFormFields = []string{"team_id", "name", "priority", "estimate_card_hours", "data_readiness", "data_ready_at",
+	"vram_gib", "precision", "image_id", "notes"}
+
+// taskItem puts a task's baseline beside its usage.
+func taskItem(t store.Task, u store.TaskUsage, teamName string) web.TaskItem {
+	return web.TaskItem{
+		ID: t.ID, Name: t.Name, TeamName: teamName, Priority: t.Priority, EstimateHours: t.EstimateCardHours(),
+		Readiness: t.DataReadiness, ReadyAt: t.DataReadyAt, VRAMGiB: t.VRAMGiB, Precision: t.Precision,
+		BookedHours: schedule.CardHours(u.BookedCardSeconds), ElapsedHours: schedule.CardHours(u.ElapsedCardSeconds),
+		WaitingHours: schedule.CardHours(u.WaitingCardSeconds), CostFen: u.CostFen, Bookings: u.Bookings,
+		Deviation: u.Deviation(t.EstimateCardSeconds),
+	}
+}
+
+// tasksPage lists the tasks of the viewer's teams (every team for admins).
+func (s *Server) tasksPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := mustUser(c)
+	f := store.TaskFilter{}
+	if u.Role != store.RoleAdmin {
+		ids, err := s.store.TeamIDsOf(ctx, u.ID)
+		if err != nil {
+			return err
+		}
+		f.TeamIDs = ids
+	}
+	tasks, err := s.store.FindTasks(ctx, f)
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(tasks))
+	for i, t := range tasks {
+		ids[i] = t.ID
+	}
+	usage, err := s.store.FindTaskUsage(ctx, ids)
+	if err != nil {
+		return err
+	}
+	teams, err := s.bkTeamNames(c)
+	if err != nil {
+		return err
+	}
+	props := web.TasksProps{CanCreate: store.RoleRank(u.Role) >= store.RoleRank(store.RoleMember)}
+	for _, t := range tasks {
+		props.Rows = append(props.Rows, taskItem(t, usage[t.ID], teams[t.TeamID]))
+	}
+	return s.render(c, http.StatusOK, web.TasksPage(s.page(c, "tasks.title", "booking"), props))
+}
+
+// taskFormProps fills the choices of the task form: teams the user may book
+// for, the classes, readiness values, precisions, images and card types.
+func (s *Server) taskFormProps(c echo.Context, id int64, teamName string) (web.TaskFormProps, error) {
+	ctx := c.Request().Context()
+	lang := langOf(c)
+	props := web.TaskFormProps{ID: id, TeamName: teamName}
+	if id == 0 {
+		bookable, err := s.store.BookableTeamIDs(ctx, mustUser(c))
+		if err != nil {
+			return props, err
+		}
+		teams, err := s.store.FindTeams(ctx)
+		if err != nil {
+			return props, err
+		}
+		for _, t := range teams {
+			if slices.Contains(bookable, t.ID) {
+				props.Teams = append(props.Teams, web.Option{Value: web.I64(t.ID), Label: t.Name})
+			}
+		}
+	}
+	for _, p := range store.Priorities {
+		props.Priorities = append(props.Priorities, web.Option{Value: p, Label: web.T(lang, "tasks.prio."+p)})
+	}
+	for _, r := range store.Readinesses {
+		props.Readinesses = append(props.Readinesses, web.Option{Value: r, Label: web.T(lang, "tasks.ready."+r)})
+	}
+	for _, p := range store.TaskPrecisions {
+		props.Precisions = append(props.Precisions, web.Option{Value: p, Label: p})
+	}
+	images, err := s.store.FindImages(ctx)
+	if err != nil {
+		return props, err
+	}
+	for _, im := range images {
+		props.Images = append(props.Images, web.Option{Value: web.I64(im.ID), Label: im.Name})
+	}
+	types, err := s.store.FindCardTypes(ctx)
+	if err != nil {
+		return props, err
+	}
+	for _, t := range types {
+		props.CardTypes = append(props.CardTypes, web.Option{Value: web.I64(t.ID), Label: t.Name})
+	}
+	return props, nil
+}
+
+// taskFormOf reads the posted task form, the preferred card types included.
+func taskFormOf(c echo.Context) web.Form {
+	f := formOf(c, taskFormFields...)
+	var ids []string
+	if params, err := c.FormParams(); err == nil {
+		ids = params["card_type_ids"]
+	}
+	f.Values["card_type_ids"] = strings.Join(ids, ",")
+	return f
+}
+
+// taskFromForm parses the form; numbers and times that do not parse are
+// reported next to their inputs, the rest is the store's to check.
+func (s *Server) taskFromForm(f web.Form) (store.TaskInput, error) {
+	v := errs.NewValidation("server.taskFromForm")
+	in := store.TaskInput{Name: f.Value("name"), Priority: f.Value("priority"), DataReadiness: f.Value("data_readiness"),
+		Precision: strings.TrimSpace(f.Value("precision")), Notes: f.Value("notes")}
+	in.TeamID = bkFormID(f.Value("team_id"))
+	if x, ok := bkFloat(f.Value("estimate_card_hours"), v, "estimate_card_hours"); ok {
+		in.EstimateCardHours = x
+	}
+	if x, ok := bkFloat(f.Value("vram_gib"), v, "vram_gib"); ok {
+		in.VRAMGiB = x
+	}
+	if raw := strings.TrimSpace(f.Value("data_ready_at")); raw != "" {
+		if t, ok := s.bkParseLocal(raw); ok {
+			in.DataReadyAt = &t
+		} else {
+			v.Add("data_ready_at", "bkform.time_invalid")
+		}
+	}
+	if raw := strings.TrimSpace(f.Value("image_id")); raw != "" {
+		id := bkFormID(raw)
+		if id == 0 {
+			v.Add("image_id", "image.not_found")
+		}
+		in.ImageID = &id
+	}
+	for _, raw := range strings.Split(f.Value("card_type_ids"), ",") {
+		if raw = strings.TrimSpace(raw); raw == "" {
+			continue
+		}
+		id := bkFormID(raw)
+		if id == 0 {
+			v.Add("card_type_ids", "cardtype.not_found")
+			continue
+		}
+		in.CardTypeIDs = append(in.CardTypeIDs, id)
+	}
+	return in, v.Err()
+}
+
+// taskForm fills the form from a stored task.
+func (s *Server) taskForm(t *store.Task) web.Form {
+	f := web.NewForm()
+	f.Values["team_id"] = web.I64(t.TeamID)
+	f.Values["name"] = t.Name
+	f.Values["priority"] = t.Priority
+	f.Values["estimate_card_hours"] = strconv.FormatFloat(t.EstimateCardHours(), 'f', -1, 64)
+	f.Values["data_readiness"] = t.DataReadiness
+	if t.DataReadyAt != nil {
+		f.Values["data_ready_at"] = s.bkLocalValue(*t.DataReadyAt)
+	}
+	if t.VRAMGiB > 0 {
+		f.Values["vram_gib"] = strconv.FormatFloat(t.VRAMGiB, 'f', -1, 64)
+	}
+	f.Values["precision"] = t.Precision
+	if t.ImageID != nil {
+		f.Values["image_id"] = web.I64(*t.ImageID)
+	}
+	f.Values["notes"] = t.Notes
+	ids := make([]string, len(t.CardTypeIDs))
+	for i, id := range t.CardTypeIDs {
+		ids[i] = web.I64(id)
+	}
+	f.Values["card_type_ids"] = strings.Join(ids, ",")
+	return f
+}
+
+// newTaskPage shows the empty task form; ?vram_gib= and ?precision= come
+// from the estimator's "use for a new task".
+func (s *Server) newTaskPage(c echo.Context) error {
+	f := web.NewForm()
+	f.Values["priority"] = schedule.Normal
+	f.Values["data_readiness"] = schedule.DataReady
+	if v := strings.TrimSpace(c.QueryParam("vram_gib")); v != "" {
+		if x, err := strconv.ParseFloat(v, 64); err == nil && x > 0 {
+			f.Values["vram_gib"] = strconv.FormatFloat(x, 'f', -1, 64)
+		}
+	}
+	if p := c.QueryParam("precision"); slices.Contains(store.TaskPrecisions, p) {
+		f.Values["precision"] = p
+	}
+	return s.renderTaskForm(c, http.StatusOK, 0, "", f)
+}
+
+func (s *Server) renderTaskForm(c echo.Context, status int, id int64, teamName string, f web.Form) error {
+	props, err := s.taskFormProps(c, id, teamName)
+	if err != nil {
+		return err
+	}
+	if id == 0 && f.Value("team_id") == "" && len(props.Teams) == 1 {
+		f.Values["team_id"] = props.Teams[0].Value
+	}
+	title := "tasks.new"
+	if id != 0 {
+		title = "tasks.title"
+	}
+	return s.render(c, status, web.TaskFormPage(s.page(c, title, "booking"), props, f))
+}
+
+// mayEditTeamTask tells whether the user may create or change tasks of the
+// team: the same teams they may book for.
+func (s *Server) mayEditTeamTask(c echo.Context, teamID int64) (bool, error) {
+	ids, err := s.store.BookableTeamIDs(c.Request().Context(), mustUser(c))
+	return slices.Contains(ids, teamID), err
+}
+
+func (s *Server) createTaskForm(c echo.Context) error {
+	f := taskFormOf(c)
+	in, err := s.taskFromForm(f)
+	if err == nil && in.TeamID != 0 {
+		var ok bool
+		if ok, err = s.mayEditTeamTask(c, in.TeamID); err == nil && !ok {
+			err = &errs.Error{Code: errs.Invalid, Op: "server.createTaskForm", Key: "tasks.team_not_yours",
+				Fields: map[string]string{"team_id": "tasks.team_not_yours"}}
+		}
+	}
+	if err == nil {
+		var t *store.Task
+		if t, err = s.store.CreateTask(c.Request().Context(), in); err == nil {
+			return s.redirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(langOf(c), "admin.created", t.Name))
+		}
+	}
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.renderTaskForm(c, statusOf(errs.CodeOf(err)), 0, "", f)
+}
+
+// taskDetail shows a task's baseline beside what was booked and used, and
+// its bookings. Any signed-in user may read it: the portal is transparent
+// about who uses the cards for what.
+func (s *Server) taskDetail(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	t, err := s.store.FindTaskByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	usage, err := s.store.FindTaskUsage(ctx, []int64{id})
+	if err != nil {
+		return err
+	}
+	teams, err := s.bkTeamNames(c)
+	if err != nil {
+		return err
+	}
+	d := web.TaskDetailProps{T: taskItem(*t, usage[id], teams[t.TeamID]), Notes: t.Notes, UpdatedAt: t.UpdatedAt}
+	if t.EstimateCardSeconds > 0 {
+		d.BookedPct = int(float64(usage[id].BookedCardSeconds)*100/float64(t.EstimateCardSeconds) + 0.5)
+	}
+	if t.ImageID != nil {
+		if im, err := s.store.FindImageByID(ctx, *t.ImageID); err == nil {
+			d.ImageName = im.Name
+		} else if !errs.Is(err, errs.NotFound) {
+			return err
+		}
+	}
+	types, err := s.store.FindCardTypes(ctx)
+	if err != nil {
+		return err
+	}
+	for _, ct := range types {
+		if slices.Contains(t.CardTypeIDs, ct.ID) {
+			d.CardTypes = append(d.CardTypes, ct.Name)
+		}
+	}
+	bookings, err := s.store.FindBookings(ctx, store.BookingFilter{TaskID: id})
+	if err != nil {
+		return err
+	}
+	for _, b := range bookings {
+		d.Bookings = append(d.Bookings, bookingItem(b))
+	}
+	if d.CanEdit, err = s.mayEditTeamTask(c, t.TeamID); err != nil {
+		return err
+	}
+	d.CanBook = d.CanEdit
+	return s.render(c, http.StatusOK, web.TaskDetailPage(s.page(c, "tasks.title", "booking"), d))
+}
+
+// editableTask loads a task the user may change; others' tasks send them
+// back to the task page with the reason.
+func (s *Server) editableTask(c echo.Context) (*store.Task, bool, error) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return nil, false, err
+	}
+	t, err := s.store.FindTaskByID(c.Request().Context(), id)
+	if err != nil {
+		return nil, false, err
+	}
+	ok, err := s.mayEditTeamTask(c, t.TeamID)
+	return t, ok, err
+}
+
+func (s *Server) editTaskPage(c echo.Context) error {
+	t, ok, err := s.editableTask(c)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return s.redirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(langOf(c), "tasks.edit_not_yours"))
+	}
+	teams, err := s.bkTeamNames(c)
+	if err != nil {
+		return err
+	}
+	return s.renderTaskForm(c, http.StatusOK, t.ID, teams[t.TeamID], s.taskForm(t))
+}
+
+func (s *Server) updateTaskForm(c echo.Context) error {
+	t, ok, err := s.editableTask(c)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errs.E(errs.Forbidden, "server.updateTaskForm", "tasks.edit_not_yours")
+	}
+	f := taskFormOf(c)
+	in, err := s.taskFromForm(f)
+	if err == nil {
+		var saved *store.Task
+		if saved, err = s.store.UpdateTask(c.Request().Context(), t.ID, in); err == nil {
+			msg := web.T(langOf(c), "admin.updated", saved.Name)
+			if t.DataReadiness != schedule.DataReady && saved.DataReadiness == schedule.DataReady {
+				msg += " " + web.T(langOf(c), "tasks.now_ready")
+			}
+			return s.redirectWithFlash(c, "/tasks/"+web.I64(t.ID), msg)
+		}
+	}
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	teams, terr := s.bkTeamNames(c)
+	if terr != nil {
+		return terr
+	}
+	return s.renderTaskForm(c, statusOf(errs.CodeOf(err)), t.ID, teams[t.TeamID], f)
+}

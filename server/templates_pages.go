@@ -1,0 +1,356 @@
+package server
+
+import (
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/store"
+	"cardhour/web"
+)
+
+var (
+	templateFields    = []string{"task_id", "name", "card_type", "count", "duration_hours"}
+	templateUseFields = []string{"name", "start", "queue"}
+)
+
+// templateFromForm parses the template form; numbers that do not parse are
+// reported next to their inputs, the rest is the store's to judge.
+func templateFromForm(f web.Form) (store.TemplateInput, error) {
+	v := errs.NewValidation("server.templateFromForm")
+	in := store.TemplateInput{Name: f.Value("name"), TaskID: planFormID(f.Value("task_id")), CardTypeID: planFormID(f.Value("card_type"))}
+	v.Check(in.TaskID > 0, "task_id", "task.not_found")
+	v.Check(in.CardTypeID > 0, "card_type", "cardtype.not_found")
+	if raw := strings.TrimSpace(f.Value("count")); raw == "" {
+		v.Add("count", "field.required")
+	} else if n, err := strconv.Atoi(raw); err != nil {
+		v.Add("count", "field.integer")
+	} else {
+		in.Count = n
+	}
+	if raw := strings.TrimSpace(f.Value("duration_hours")); raw == "" {
+		v.Add("duration_hours", "field.required")
+	} else if h, err := strconv.ParseFloat(raw, 64); err != nil || math.IsNaN(h) || math.IsInf(h, 0) || math.Abs(h) > 1e6 {
+		v.Add("duration_hours", "field.number")
+	} else {
+		in.Duration = time.Duration(h * float64(time.Hour))
+	}
+	if in.Name == "" {
+		v.Add("name", "field.required")
+	}
+	return in, v.Err()
+}
+
+// templateRow names a template's team, card type and image.
+func templateRow(t store.BookingTemplate, teams, types, images map[int64]string, canUse bool) web.TemplateListRow {
+	r := web.TemplateListRow{ID: t.ID, Name: t.Name, Team: teams[t.TeamID], CardType: types[t.CardTypeID], Count: t.CardCount,
+		DurationHours: float64(t.DurationSeconds) / 3600, Priority: t.Priority, EstimateHours: t.EstimateCardHours(),
+		Readiness: t.DataReadiness, VRAMGiB: t.VRAMGiB, Precision: t.Precision, Notes: t.Notes, CanUse: canUse}
+	if t.ImageID != nil {
+		r.Image = images[*t.ImageID]
+	}
+	return r
+}
+
+// templateTaskOptions lists the tasks of the teams the user may book for,
+// as "team · task".
+func (s *Server) templateTaskOptions(c echo.Context, bookable []int64, teams map[int64]string) ([]web.Option, error) {
+	tasks, err := s.store.FindTasks(c.Request().Context(), store.TaskFilter{TeamIDs: bookable})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(tasks, func(i, j int) bool { return teams[tasks[i].TeamID] < teams[tasks[j].TeamID] })
+	opts := make([]web.Option, 0, len(tasks))
+	for _, t := range tasks {
+		opts = append(opts, web.Option{Value: strconv.FormatInt(t.ID, 10), Label: teams[t.TeamID] + " · " + t.Name})
+	}
+	return opts, nil
+}
+
+func (s *Server) templatesPage(c echo.Context) error {
+	return s.renderTemplates(c, http.StatusOK, web.NewForm(), "")
+}
+
+func (s *Server) renderTemplates(c echo.Context, status int, f web.Form, listErr string) error {
+	ctx := c.Request().Context()
+	u := mustUser(c)
+	visible, err := s.planVisibleTeams(c, u)
+	if err != nil {
+		return err
+	}
+	tpls, err := s.store.FindTemplates(ctx, visible)
+	if err != nil {
+		return err
+	}
+	bookable, err := s.store.BookableTeamIDs(ctx, u)
+	if err != nil {
+		return err
+	}
+	teams, _, err := s.planTeamNames(c)
+	if err != nil {
+		return err
+	}
+	typeOpts, types, err := s.planTypeOptions(c)
+	if err != nil {
+		return err
+	}
+	canBook := planIDSet(bookable)
+	props := web.TemplatesProps{CanCreate: len(bookable) > 0, Types: typeOpts, ListErr: listErr}
+	for _, t := range tpls {
+		props.Rows = append(props.Rows, templateRow(t, teams, types, nil, canBook[t.TeamID]))
+	}
+	if props.CanCreate {
+		if props.Tasks, err = s.templateTaskOptions(c, bookable, teams); err != nil {
+			return err
+		}
+		if f.Value("count") == "" {
+			f.Values["count"] = "1"
+		}
+	}
+	return s.render(c, status, web.TemplatesPage(s.page(c, "plan.tpl.title", "booking"), props, f))
+}
+
+// newTemplatePage is the "存为模板" form. With ?task= it starts from that
+// task and the shape of its latest booking: this round's way of taking
+// cards, frozen for the next.
+func (s *Server) newTemplatePage(c echo.Context) error {
+	ctx := c.Request().Context()
+	f := web.NewForm()
+	f.Values["count"] = "1"
+	f.Values["duration_hours"] = "8"
+	if id := planFormID(c.QueryParam("task")); id > 0 {
+		task, err := s.store.FindTaskByID(ctx, id)
+		if err != nil {
+			return err
+		}
+		f.Values["task_id"] = strconv.FormatInt(task.ID, 10)
+		f.Values["name"] = web.T(langOf(c), "plan.tpl.default_name", task.Name)
+		if len(task.CardTypeIDs) > 0 {
+			f.Values["card_type"] = strconv.FormatInt(task.CardTypeIDs[0], 10)
+		}
+		bs, err := s.store.FindBookings(ctx, store.BookingFilter{TaskID: task.ID, Limit: 1000})
+		if err != nil {
+			return err
+		}
+		for i := len(bs) - 1; i >= 0; i-- {
+			if b := bs[i]; b.State != store.BookingCancelled {
+				f.Values["card_type"] = strconv.FormatInt(b.CardTypeID, 10)
+				f.Values["count"] = strconv.Itoa(b.CardCount)
+				f.Values["duration_hours"] = strconv.FormatFloat(b.EndAt.Sub(b.StartAt).Hours(), 'f', -1, 64)
+				break
+			}
+		}
+	}
+	return s.renderNewTemplate(c, http.StatusOK, f)
+}
+
+func (s *Server) renderNewTemplate(c echo.Context, status int, f web.Form) error {
+	u := mustUser(c)
+	bookable, err := s.store.BookableTeamIDs(c.Request().Context(), u)
+	if err != nil {
+		return err
+	}
+	teams, _, err := s.planTeamNames(c)
+	if err != nil {
+		return err
+	}
+	tasks, err := s.templateTaskOptions(c, bookable, teams)
+	if err != nil {
+		return err
+	}
+	types, _, err := s.planTypeOptions(c)
+	if err != nil {
+		return err
+	}
+	return s.render(c, status, web.TemplateNewPage(s.page(c, "plan.tpl.new", "booking"), tasks, types, f))
+}
+
+func (s *Server) createTemplateForm(c echo.Context) error {
+	f := formOf(c, templateFields...)
+	in, err := templateFromForm(f)
+	if err == nil {
+		var t *store.BookingTemplate
+		if t, err = s.store.CreateTemplateFromTask(c.Request().Context(), in); err == nil {
+			return s.redirectWithFlash(c, "/templates/"+strconv.FormatInt(t.ID, 10), web.T(langOf(c), "plan.tpl.created", t.Name))
+		}
+	}
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.renderNewTemplate(c, statusOf(errs.CodeOf(err)), f)
+}
+
+// visibleTemplate loads the :id template when the user may see its team.
+func (s *Server) visibleTemplate(c echo.Context) (*store.BookingTemplate, error) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.store.FindTemplateByID(c.Request().Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	visible, err := s.planVisibleTeams(c, mustUser(c))
+	if err != nil {
+		return nil, err
+	}
+	if visible != nil && !planIDSet(visible)[t.TeamID] {
+		return nil, errs.E(errs.NotFound, "server.visibleTemplate", "template.not_found")
+	}
+	return t, nil
+}
+
+func (s *Server) templatePage(c echo.Context) error {
+	t, err := s.visibleTemplate(c)
+	if err != nil {
+		return err
+	}
+	f := web.NewForm()
+	now := s.store.Now().In(s.cfg.TZ)
+	f.Values["name"] = t.Name + " " + now.Format("0102")
+	f.Values["start"] = s.planLocalValue(now.Truncate(time.Hour).Add(time.Hour))
+	return s.renderTemplate(c, http.StatusOK, t, f, nil)
+}
+
+func (s *Server) renderTemplate(c echo.Context, status int, t *store.BookingTemplate, f web.Form, created *store.Task) error {
+	ctx := c.Request().Context()
+	bookable, err := s.store.BookableTeamIDs(ctx, mustUser(c))
+	if err != nil {
+		return err
+	}
+	teams, _, err := s.planTeamNames(c)
+	if err != nil {
+		return err
+	}
+	_, types, err := s.planTypeOptions(c)
+	if err != nil {
+		return err
+	}
+	images := map[int64]string{}
+	if t.ImageID != nil {
+		if img, err := s.store.FindImageByID(ctx, *t.ImageID); err == nil {
+			images[img.ID] = img.Name
+		}
+	}
+	props := web.TemplateUseProps{Template: templateRow(*t, teams, types, images, planIDSet(bookable)[t.TeamID])}
+	if created != nil {
+		props.CreatedTaskID, props.CreatedTask = created.ID, created.Name
+	}
+	return s.render(c, status, web.TemplatePage(s.page(c, "plan.tpl.title", "booking"), props, f))
+}
+
+// useTemplateForm creates a task from the template and books its shape in
+// one step. When the booking is refused the task stays (its baseline is
+// valid alone): the page says so and links to it.
+func (s *Server) useTemplateForm(c echo.Context) error {
+	t, err := s.visibleTemplate(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	lang := langOf(c)
+	f := formOf(c, templateUseFields...)
+	// Refuse before anything is written for a team the user cannot book
+	// for, and for a start that is not a time: either would leave a task
+	// behind without a booking.
+	bookable, err := s.store.BookableTeamIDs(ctx, mustUser(c))
+	if err != nil {
+		return err
+	}
+	if !planIDSet(bookable)[t.TeamID] {
+		return errs.E(errs.Forbidden, "server.useTemplate", "booking.not_your_team")
+	}
+	start, ok := s.planParseLocal(f.Value("start"))
+	switch {
+	case !ok:
+		err = planFieldError("start", "plan.bad_time")
+	case start.IsZero():
+		err = planFieldError("start", "booking.start_required")
+	default:
+		var task *store.Task
+		var res *store.BookingResult
+		task, res, err = s.store.UseTemplate(ctx, t.ID, f.Value("name"), start, f.Value("queue") != "")
+		if err == nil {
+			b := res.Booking
+			msg := web.T(lang, "plan.tpl.used", task.Name, b.ID, web.T(lang, "plan.state."+b.State))
+			return s.redirectWithFlash(c, "/bookings/"+strconv.FormatInt(b.ID, 10), msg)
+		}
+		if task != nil {
+			if !planFormFailed(lang, err, &f, templateUseFields) {
+				return err
+			}
+			// The task now holds the name; a second try needs another.
+			return s.renderTemplate(c, statusOf(errs.CodeOf(err)), t, f, task)
+		}
+	}
+	if !planFormFailed(lang, err, &f, templateUseFields) {
+		return err
+	}
+	return s.renderTemplate(c, statusOf(errs.CodeOf(err)), t, f, nil)
+}
+
+func planFieldError(field, key string) error {
+	v := errs.NewValidation("server.form")
+	v.Add(field, key)
+	return v.Err()
+}
+
+// planFormFailed is formFailed for a form that shows only some of the
+// fields the store may complain about (the template form has no end or
+// count): messages about the others go to the headline so none is lost.
+// A refusal (forbidden) is shown as the headline too.
+func planFormFailed(lang string, err error, f *web.Form, shown []string) bool {
+	if !formFailed(lang, err, f) {
+		if !errs.Is(err, errs.Forbidden) {
+			return false
+		}
+		_, _, msg, _ := describe(err, lang)
+		f.Error = msg
+		return true
+	}
+	isShown := map[string]bool{}
+	for _, k := range shown {
+		isShown[k] = true
+	}
+	var hidden []string
+	keys := make([]string, 0, len(f.Errors))
+	for k := range f.Errors {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if !isShown[k] {
+			hidden = append(hidden, f.Errors[k])
+			delete(f.Errors, k)
+		}
+	}
+	if len(hidden) > 0 {
+		if len(f.Errors) == 0 {
+			f.Error = strings.Join(hidden, " ")
+		} else {
+			f.Error += " " + strings.Join(hidden, " ")
+		}
+	}
+	return true
+}
+
+func (s *Server) deleteTemplateForm(c echo.Context) error {
+	t, err := s.visibleTemplate(c)
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteTemplate(c.Request().Context(), t.ID); err != nil {
+		if errs.Is(err, errs.Forbidden) || errs.Is(err, errs.Conflict) {
+			_, _, msg, _ := describe(err, langOf(c))
+			return s.renderTemplates(c, statusOf(errs.CodeOf(err)), web.NewForm(), msg)
+		}
+		return err
+	}
+	return s.redirectWithFlash(c, "/templates", web.T(langOf(c), "admin.deleted", t.Name))
+}
