@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"cardhour/telemetry"
 )
 
 // Config is every setting of the portal. Flags win over the environment.
@@ -31,6 +33,15 @@ type Config struct {
 	Horizon       time.Duration
 	Headroom      float64
 	CoreReserve   float64
+
+	// Live occupancy (telemetry, the board).
+	Simulator    bool                 // drive cards no real source reports with simulated samples
+	DCGMTargets  []string             // DCGM exporter endpoints to scrape
+	DCGMInterval time.Duration        // between scrapes
+	Thresholds   telemetry.Thresholds // state and alert thresholds
+	AutoRelease  time.Duration        // release bookings idle this long; 0 = off
+	KeepMinutes  time.Duration        // retention of the minute rollups
+	KeepHours    time.Duration        // retention of the hour rollups
 }
 
 // Option documents one setting; the README table is written from this list.
@@ -51,6 +62,18 @@ var Options = []Option{
 	{"horizon-days", "CARDHOUR_HORIZON_DAYS", "90", "how many days ahead a booking may end"},
 	{"headroom", "CARDHOUR_HEADROOM", "0.10", "share of each card's VRAM left free when choosing card types (0–0.5)"},
 	{"core-reserve", "CARDHOUR_CORE_RESERVE", "0", "share of each card type's cards that only core tasks may book (0–0.9)"},
+	{"simulator", "CARDHOUR_SIMULATOR", "auto", "simulate telemetry for cards no agent, push or DCGM endpoint reports: true, false, or auto (on with SQLite, off with MySQL)"},
+	{"dcgm-targets", "CARDHOUR_DCGM_TARGETS", "", "DCGM exporter endpoints to scrape, comma-separated, e.g. http://gpu-01:9400/metrics"},
+	{"dcgm-interval", "CARDHOUR_DCGM_INTERVAL", "5s", "how often the DCGM endpoints are scraped (1s–5m)"},
+	{"full-vram-pct", "CARDHOUR_FULL_VRAM_PCT", "90", "VRAM share (%) at which a card shows as full"},
+	{"full-util-pct", "CARDHOUR_FULL_UTIL_PCT", "95", "utilisation (%) at which a card shows as full"},
+	{"idle-util-pct", "CARDHOUR_IDLE_UTIL_PCT", "10", "utilisation (%) below which a card is idle"},
+	{"held-idle-minutes", "CARDHOUR_HELD_IDLE_MINUTES", "10", "minutes a booked card may stay idle before it shows as held-but-idle and its owner is alerted"},
+	{"offline-seconds", "CARDHOUR_OFFLINE_SECONDS", "30", "seconds without a sample after which a card shows as offline"},
+	{"vram-alert-pct", "CARDHOUR_VRAM_ALERT_PCT", "95", "VRAM share (%) that raises an alert to the booking's owner and team manager"},
+	{"auto-release-minutes", "CARDHOUR_AUTO_RELEASE_MINUTES", "0", "release a booking whose cards have all been idle this many minutes, after a warning; 0 = off"},
+	{"rollup-minutes-days", "CARDHOUR_ROLLUP_MINUTES_DAYS", "14", "days the per-card minute rollups are kept"},
+	{"rollup-hours-days", "CARDHOUR_ROLLUP_HOURS_DAYS", "400", "days the per-card hour rollups (the heatmap) are kept"},
 	{"log-level", "CARDHOUR_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "CARDHOUR_LOG_FORMAT", "text", "text or json"},
 }
@@ -128,6 +151,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	if c.CoreReserve, err = strconv.ParseFloat(get("core-reserve"), 64); err != nil || c.CoreReserve < 0 || c.CoreReserve > 0.9 {
 		return Config{}, fmt.Errorf("CARDHOUR_CORE_RESERVE %q: want a share from 0 to 0.9", get("core-reserve"))
 	}
+	if err := c.loadTelemetry(get); err != nil {
+		return Config{}, err
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -184,4 +210,80 @@ func ParseDB(v, dataDir string) (DBTarget, error) {
 	default:
 		return DBTarget{}, fmt.Errorf("CARDHOUR_DB: want empty, sqlite://PATH or mysql://user:pass@tcp(host:port)/db")
 	}
+}
+
+// loadTelemetry reads the live-occupancy options.
+func (c *Config) loadTelemetry(get func(string) string) error {
+	sim, err := parseDemo(get("simulator"), c.IsMySQL())
+	if err != nil {
+		return fmt.Errorf("CARDHOUR_SIMULATOR %q: want true, false or auto", get("simulator"))
+	}
+	c.Simulator = sim
+	if c.DCGMTargets, err = telemetry.ParseTargets(get("dcgm-targets")); err != nil {
+		return fmt.Errorf("CARDHOUR_DCGM_TARGETS: %w", err)
+	}
+	if c.DCGMInterval, err = time.ParseDuration(get("dcgm-interval")); err != nil || c.DCGMInterval < time.Second || c.DCGMInterval > 5*time.Minute {
+		return fmt.Errorf("CARDHOUR_DCGM_INTERVAL %q: want a duration from 1s to 5m, e.g. 5s", get("dcgm-interval"))
+	}
+	pct := func(flag, env string) (float64, error) {
+		v, err := strconv.ParseFloat(get(flag), 64)
+		if err != nil || v <= 0 || v > 100 {
+			return 0, fmt.Errorf("%s %q: want a percentage above 0 and at most 100", env, get(flag))
+		}
+		return v, nil
+	}
+	whole := func(flag, env string, lo, hi int) (int, error) {
+		v, err := strconv.Atoi(get(flag))
+		if err != nil || v < lo || v > hi {
+			return 0, fmt.Errorf("%s %q: want a whole number from %d to %d", env, get(flag), lo, hi)
+		}
+		return v, nil
+	}
+	t := &c.Thresholds
+	if t.FullMemPct, err = pct("full-vram-pct", "CARDHOUR_FULL_VRAM_PCT"); err != nil {
+		return err
+	}
+	if t.FullUtilPct, err = pct("full-util-pct", "CARDHOUR_FULL_UTIL_PCT"); err != nil {
+		return err
+	}
+	if t.IdleUtilPct, err = pct("idle-util-pct", "CARDHOUR_IDLE_UTIL_PCT"); err != nil {
+		return err
+	}
+	if t.VRAMAlertPct, err = pct("vram-alert-pct", "CARDHOUR_VRAM_ALERT_PCT"); err != nil {
+		return err
+	}
+	minutes, err := whole("held-idle-minutes", "CARDHOUR_HELD_IDLE_MINUTES", 1, 1440)
+	if err != nil {
+		return err
+	}
+	t.HeldIdleAfter = time.Duration(minutes) * time.Minute
+	seconds, err := whole("offline-seconds", "CARDHOUR_OFFLINE_SECONDS", 5, 3600)
+	if err != nil {
+		return err
+	}
+	t.OfflineAfter = time.Duration(seconds) * time.Second
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("CARDHOUR_IDLE_UTIL_PCT / CARDHOUR_FULL_UTIL_PCT: %w", err)
+	}
+	auto, err := whole("auto-release-minutes", "CARDHOUR_AUTO_RELEASE_MINUTES", 0, 10080)
+	if err != nil {
+		return err
+	}
+	if auto != 0 && auto < minutes {
+		return fmt.Errorf("CARDHOUR_AUTO_RELEASE_MINUTES %d: want 0 (off) or at least CARDHOUR_HELD_IDLE_MINUTES (%d)", auto, minutes)
+	}
+	c.AutoRelease = time.Duration(auto) * time.Minute
+	days, err := whole("rollup-minutes-days", "CARDHOUR_ROLLUP_MINUTES_DAYS", 1, 3650)
+	if err != nil {
+		return err
+	}
+	c.KeepMinutes = time.Duration(days) * 24 * time.Hour
+	if days, err = whole("rollup-hours-days", "CARDHOUR_ROLLUP_HOURS_DAYS", 1, 36500); err != nil {
+		return err
+	}
+	c.KeepHours = time.Duration(days) * 24 * time.Hour
+	if c.KeepHours < c.KeepMinutes {
+		return fmt.Errorf("CARDHOUR_ROLLUP_HOURS_DAYS %s: want at least CARDHOUR_ROLLUP_MINUTES_DAYS (%s)", get("rollup-hours-days"), get("rollup-minutes-days"))
+	}
+	return nil
 }

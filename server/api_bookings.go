@@ -33,7 +33,7 @@ type extendRequest struct {
 type bookingJSON struct {
 	store.BookingView
 	CostYuan  string  `json:"cost_yuan"`
-	Preempted []int64 `json:"preempted,omitempty"`
+	Preempted []int64 `json:"preempted,omitzero"`
 }
 
 // releaseJSON is a released booking with what it gave back.

@@ -41,7 +41,8 @@ func availShade(free, total int) string {
 	case free >= total:
 		return "pl-h5"
 	}
-	return availShadeClasses[1+min(free*4/total, 3)]
+	// Quarters of the pool: up to ¼ free is pl-h1, up to ½ pl-h2, …
+	return availShadeClasses[(4*free+total-1)/total]
 }
 
 var availShadeClasses = [...]string{"pl-h0", "pl-h1", "pl-h2", "pl-h3", "pl-h4", "pl-h5"}
@@ -64,10 +65,21 @@ func availabilityProps(lang string, loc *time.Location, day0, now time.Time, ava
 	weekend := make([]bool, availabilityDays)
 	for d := range dayLabels {
 		t := day0.AddDate(0, 0, d)
-		dayLabels[d] = t.Format("01-02") + " " + web.T(lang, "plan.weekday."+strconv.Itoa(int(t.Weekday())))
+		dayLabels[d] = t.Format("01-02") + " " + web.T(lang, web.PlanWeekdayKey(int(t.Weekday())))
 		weekend[d] = t.Weekday() == time.Saturday || t.Weekday() == time.Sunday
 	}
 	cellFormat := web.T(lang, "plan.avail.cell")
+	// Tooltips end in "N free of M": one per count, not one Sprintf a cell.
+	tails := map[[2]int]string{}
+	tail := func(free, total int) string {
+		k := [2]int{free, total}
+		t, ok := tails[k]
+		if !ok {
+			t = fmt.Sprintf(cellFormat, free, total)
+			tails[k] = t
+		}
+		return t
+	}
 	// Where each hour of the store's window lands, and its label; the same
 	// for every card type.
 	type slot struct {
@@ -118,7 +130,7 @@ func availabilityProps(lang string, loc *time.Location, day0, now time.Time, ava
 				continue
 			}
 			cell.Free = free
-			cell.Title = fmt.Sprintf(cellFormat, sl.label, free, a.Total)
+			cell.Title = sl.label + " · " + tail(free, a.Total)
 			if sl.past {
 				cell.Class = "pl-past"
 				continue

@@ -153,7 +153,7 @@ func icalCalendar(lang, name string, now time.Time, bookings []store.BookingView
 	var w icalWriter
 	w.line("BEGIN", "VCALENDAR")
 	w.line("VERSION", "2.0")
-	w.line("PRODID", "-//cardhour//卡时//ZH")
+	w.line("PRODID", "-//cardhour//cardhour booking calendar//ZH")
 	w.line("CALSCALE", "GREGORIAN")
 	w.line("METHOD", "PUBLISH")
 	w.line("X-WR-CALNAME", icalEscape(name))
@@ -173,7 +173,7 @@ func icalCalendar(lang, name string, now time.Time, bookings []store.BookingView
 			w.line("LAST-MODIFIED", b.UpdatedAt.UTC().Format(icalTime))
 		}
 		w.line("SUMMARY", icalEscape(b.TaskName+" · "+b.CardTypeName+" ×"+strconv.Itoa(b.CardCount)))
-		desc := web.T(lang, "plan.cal.event", web.T(lang, "plan.state."+b.State), b.TeamName, b.Username, money.Fen(b.CostFen).Yuan())
+		desc := web.T(lang, "plan.cal.event", web.T(lang, web.PlanStateKey(b.State)), b.TeamName, b.Username, money.Fen(b.CostFen).Yuan())
 		if b.StateNote != "" {
 			desc += "\n" + b.StateNote
 		}

@@ -112,7 +112,12 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		if strings.HasPrefix(route, "/assets/") || route == "/healthz" || route == "/metrics" {
 			return nil
 		}
-		attrs := []any{"method", c.Request().Method, "path", c.Request().URL.Path, "route", route,
+		path := c.Request().URL.Path
+		if strings.Contains(route, ":token") {
+			// The secret in the URL is the credential: log the pattern only.
+			path = route
+		}
+		attrs := []any{"method", c.Request().Method, "path", path, "route", route,
 			"status", status, "ms", d.Milliseconds(), "ip", c.RealIP(),
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID)}
 		if u := mustUser(c); u != nil {

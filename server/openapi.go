@@ -362,6 +362,13 @@ func buildOpenAPI() ([]byte, error) {
 		s := schemaFor(t)
 		if req, ok := apiRequired[name]; ok {
 			s["required"] = req
+			props, _ := s["properties"].(map[string]any)
+			for _, f := range req {
+				// A required field read through a pointer is still not null.
+				if p, ok := props[f].(map[string]any); ok {
+					delete(p, "nullable")
+				}
+			}
 		}
 		schemas[name] = s
 	}

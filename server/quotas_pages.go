@@ -184,6 +184,9 @@ func (s *Server) renderQuotas(c echo.Context, status int, f web.Form) error {
 	if err != nil {
 		return err
 	}
+	if len(teams) == 1 && f.Value("team") == "" {
+		f.Values["team"] = teams[0].Value
+	}
 	props := web.QuotasProps{ShowExpired: c.QueryParam("show") == "expired", CanCreate: len(teams) > 0, Teams: teams, Types: types}
 	for _, r := range rows {
 		if r.Remind {
@@ -208,10 +211,15 @@ func (s *Server) newQuotaPage(c echo.Context) error {
 			return err
 		}
 		// A renewal starts where the old grant ends and runs as long.
+		// One already expired starts now instead.
 		if old, err := s.store.FindQuotaByID(c.Request().Context(), id); err == nil && managed[old.TeamID] {
 			f = s.quotaForm(*old)
-			f.Values["valid_from"] = s.planLocalValue(old.ExpiresAt)
-			f.Values["expires_at"] = s.planLocalValue(old.ExpiresAt.Add(old.ExpiresAt.Sub(old.ValidFrom)))
+			start := old.ExpiresAt
+			if now := s.store.Now().Truncate(time.Minute); start.Before(now) {
+				start = now
+			}
+			f.Values["valid_from"] = s.planLocalValue(start)
+			f.Values["expires_at"] = s.planLocalValue(start.Add(old.ExpiresAt.Sub(old.ValidFrom)))
 			renewOf = old.TeamName + " · " + old.CardTypeName + " · " + web.T(langOf(c), "plan.quota.expires_on", s.planLocalDisplay(old.ExpiresAt))
 		}
 	}
@@ -230,6 +238,9 @@ func (s *Server) renderNewQuota(c echo.Context, status int, f web.Form, renewOf 
 	types, _, err := s.planTypeOptions(c)
 	if err != nil {
 		return err
+	}
+	if len(teams) == 1 && f.Value("team") == "" {
+		f.Values["team"] = teams[0].Value
 	}
 	return s.render(c, status, web.QuotaNewPage(s.page(c, "plan.quota.new", "booking"), teams, types, f, renewOf))
 }

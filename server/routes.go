@@ -34,7 +34,6 @@ func (s *Server) registerRoutes() {
 
 	// Main sections.
 	s.add(GET, "/", Viewer, s.home)
-	s.add(GET, "/board", Viewer, s.section("nav.board", "board"))
 	s.add(GET, "/ledger", Viewer, s.section("nav.ledger", "ledger"))
 	s.add(GET, "/reports", Manager, s.section("nav.reports", "reports"))
 
@@ -51,6 +50,9 @@ func (s *Server) registerRoutes() {
 	// availability, calendar feeds.
 	s.registerBookingPages()
 	s.registerPlanningPages()
+
+	// Live occupancy: telemetry in, the wall board and its websocket out.
+	s.registerBoard()
 
 	// JSON API.
 	s.add(GET, "/api/v1/me", Viewer, s.apiMe)

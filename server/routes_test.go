@@ -60,6 +60,9 @@ var publicRoutes = map[string]bool{
 	// The OpenAPI document describes the API and holds no data; clients
 	// and code generators fetch it before they have a token.
 	"GET /api/v1/openapi.json": true,
+	// Calendar apps fetch feeds without logging in: the secret in the URL
+	// is the credential, and an unknown or replaced one is 404.
+	"GET /ical/:token": true,
 }
 
 // callers are who the matrix sends each request as; rank follows

@@ -29,6 +29,7 @@ type Server struct {
 	metrics *metrics
 	limiter *loginLimiter
 	version string
+	live    *live // the board: fleet state, websocket hub, telemetry loops
 }
 
 // New builds the server and its route table.
@@ -42,6 +43,7 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 		version: version,
 	}
 	s.metrics = newMetrics(prometheus.NewRegistry(), st)
+	s.live = newLive(s)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
@@ -55,7 +57,8 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 func (s *Server) Handler() http.Handler { return s.echo }
 
 // Run serves on cfg.Addr until ctx ends, then shuts down gracefully: stop
-// accepting, drain requests in flight, then return so the caller closes the
+// accepting, drain requests in flight, close the board's websockets and
+// write the last telemetry rollups, then return so the caller closes the
 // database.
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
@@ -71,6 +74,8 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	tickCtx, stopTicker := context.WithCancel(ctx)
 	defer stopTicker()
 	go s.runTicker(tickCtx)
+	stopLive := s.StartLive(ctx)
+	defer stopLive()
 	s.log.Info("serving", "addr", ln.Addr().String(), "db", s.store.Dialect())
 	select {
 	case err := <-errc:
@@ -87,5 +92,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		s.log.Warn("shutdown did not drain in time", "err", err)
 		_ = srv.Close()
 	}
+	s.log.Info("shutting down: closing board websockets")
+	stopLive()
 	return nil
 }

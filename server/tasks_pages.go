@@ -85,10 +85,10 @@ func (s *Server) taskFormProps(c echo.Context, id int64, teamName string) (web.T
 		}
 	}
 	for _, p := range store.Priorities {
-		props.Priorities = append(props.Priorities, web.Option{Value: p, Label: web.T(lang, "tasks.prio."+p)})
+		props.Priorities = append(props.Priorities, web.Option{Value: p, Label: web.T(lang, "taskprio."+p)})
 	}
 	for _, r := range store.Readinesses {
-		props.Readinesses = append(props.Readinesses, web.Option{Value: r, Label: web.T(lang, "tasks.ready."+r)})
+		props.Readinesses = append(props.Readinesses, web.Option{Value: r, Label: web.T(lang, "taskready."+r)})
 	}
 	for _, p := range store.TaskPrecisions {
 		props.Precisions = append(props.Precisions, web.Option{Value: p, Label: p})
@@ -231,13 +231,6 @@ func (s *Server) mayEditTeamTask(c echo.Context, teamID int64) (bool, error) {
 func (s *Server) createTaskForm(c echo.Context) error {
 	f := taskFormOf(c)
 	in, err := s.taskFromForm(f)
-	if err == nil && in.TeamID != 0 {
-		var ok bool
-		if ok, err = s.mayEditTeamTask(c, in.TeamID); err == nil && !ok {
-			err = &errs.Error{Code: errs.Invalid, Op: "server.createTaskForm", Key: "tasks.team_not_yours",
-				Fields: map[string]string{"team_id": "tasks.team_not_yours"}}
-		}
-	}
 	if err == nil {
 		var t *store.Task
 		if t, err = s.store.CreateTask(c.Request().Context(), in); err == nil {

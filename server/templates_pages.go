@@ -129,6 +129,13 @@ func (s *Server) newTemplatePage(c echo.Context) error {
 		if err != nil {
 			return err
 		}
+		bookable, err := s.store.BookableTeamIDs(ctx, mustUser(c))
+		if err != nil {
+			return err
+		}
+		if !planIDSet(bookable)[task.TeamID] {
+			return errs.E(errs.NotFound, "server.newTemplatePage", "task.not_found")
+		}
 		f.Values["task_id"] = strconv.FormatInt(task.ID, 10)
 		f.Values["name"] = web.T(langOf(c), "plan.tpl.default_name", task.Name)
 		if len(task.CardTypeIDs) > 0 {
@@ -278,14 +285,13 @@ func (s *Server) useTemplateForm(c echo.Context) error {
 		task, res, err = s.store.UseTemplate(ctx, t.ID, f.Value("name"), start, f.Value("queue") != "")
 		if err == nil {
 			b := res.Booking
-			msg := web.T(lang, "plan.tpl.used", task.Name, b.ID, web.T(lang, "plan.state."+b.State))
+			msg := web.T(lang, "plan.tpl.used", task.Name, b.ID, web.T(lang, web.PlanStateKey(b.State)))
 			return s.redirectWithFlash(c, "/bookings/"+strconv.FormatInt(b.ID, 10), msg)
 		}
 		if task != nil {
 			if !planFormFailed(lang, err, &f, templateUseFields) {
 				return err
 			}
-			// The task now holds the name; a second try needs another.
 			return s.renderTemplate(c, statusOf(errs.CodeOf(err)), t, f, task)
 		}
 	}

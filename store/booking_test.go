@@ -67,7 +67,11 @@ func newBookingWorld(t *testing.T, dialect string, cards int) *bookingWorld {
 		w.cards = append(w.cards, c)
 	}
 	mk := func(name, prio string, team int64) *store.Task {
-		task, err := st.CreateTask(as(w.member), store.TaskInput{TeamID: team, Name: name, Priority: prio, EstimateCardHours: 100,
+		author := w.member
+		if team == w.otherTeam.ID {
+			author = w.outsider
+		}
+		task, err := st.CreateTask(as(author), store.TaskInput{TeamID: team, Name: name, Priority: prio, EstimateCardHours: 100,
 			DataReadiness: schedule.DataReady, VRAMGiB: 40, Precision: "bf16"})
 		must(err)
 		return task

@@ -229,7 +229,10 @@ func (s *Store) validateWindow(op string, start, end time.Time, v *errs.Validati
 	case end.After(now.Add(p.Horizon)):
 		v.Add("end", "booking.past_horizon")
 	}
-	if start.Before(now) {
+	if start.Before(now) && !end.Before(now) {
+		// A start a moment ago ("now" from a form or a client whose clock is
+		// behind) becomes now, and the booking keeps the length asked for.
+		end = end.Add(now.Sub(start))
 		start = now
 	}
 	return start, end

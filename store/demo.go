@@ -118,7 +118,7 @@ func (s *Store) seedDemoWork(ctx context.Context, teamIDs, typeIDs []int64, user
 	day := 24 * time.Hour
 	// Card types: 0 H800, 1 A800, 2 L40S, 3 RTX 4090. Teams: 0 LLM, 1 vision, 2 inference.
 	quotas := []QuotaInput{
-		{TeamID: teamIDs[0], CardTypeID: typeIDs[0], CardHours: 3000, MaxCards: 12, ValidFrom: now.Add(-30 * day), ExpiresAt: now.Add(60 * day), Note: "2026 Q4 预训练"},
+		{TeamID: teamIDs[0], CardTypeID: typeIDs[0], CardHours: 3000, MaxCards: 16, ValidFrom: now.Add(-30 * day), ExpiresAt: now.Add(60 * day), Note: "2026 Q4 预训练"},
 		{TeamID: teamIDs[0], CardTypeID: typeIDs[2], CardHours: 400, MaxCards: 4, ValidFrom: now.Add(-30 * day), ExpiresAt: now.Add(12 * day), Note: "超参扫描"},
 		{TeamID: teamIDs[1], CardTypeID: typeIDs[2], CardHours: 600, MaxCards: 4, ValidFrom: now.Add(-10 * day), ExpiresAt: now.Add(80 * day)},
 		{TeamID: teamIDs[1], CardTypeID: typeIDs[3], CardHours: 300, MaxCards: 4, ValidFrom: now.Add(-10 * day), ExpiresAt: now.Add(80 * day)},

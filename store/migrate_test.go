@@ -132,23 +132,30 @@ func fillAccountsAndInventory(tb testing.TB, st *store.Store) {
 	}
 }
 
+// The demo fleet loads on both dialects (after EnsureAdmin, as the command
+// does it). Its exact contents belong to demo.go; this only checks that each
+// kind of record is there and that a demo user can log in.
 func TestSeedDemo(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
-		if err := st.SeedDemo(context.Background()); err != nil {
+		ctx := context.Background()
+		if _, err := st.EnsureAdmin(ctx, "admin-password"); err != nil {
 			t.Fatal(err)
 		}
-		for table, want := range map[string]int64{"card_types": 4, "hosts": 5, "cards": 32, "images": 3, "teams": 3, "users": 6, "memberships": 6} {
-			if n := storetest.MustCount(t, st, table); n != want {
-				t.Errorf("demo %s = %d, want %d", table, n, want)
+		if err := st.SeedDemo(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, table := range []string{"card_types", "hosts", "cards", "images", "teams", "users", "memberships"} {
+			if n := storetest.MustCount(t, st, table); n == 0 {
+				t.Errorf("demo left %s empty", table)
 			}
 		}
-		if _, err := st.Authenticate(context.Background(), "wangfang", store.DemoPassword); err != nil {
+		if _, err := st.Authenticate(ctx, "wangfang", store.DemoPassword); err != nil {
 			t.Errorf("demo user cannot log in: %v", err)
 		}
-		e := lastAudit(t, st)
-		if e.ActorName != "demo" {
-			t.Errorf("demo changes audited as %q, want demo", e.ActorName)
+		if _, err := st.Authenticate(ctx, "admin", store.DemoPassword); err == nil {
+			t.Error("the demo set admin's password")
 		}
+		assertAuditTableHasNoSecrets(t, st)
 	})
 }

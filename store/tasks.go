@@ -167,6 +167,9 @@ func (s *Store) CreateTask(ctx context.Context, in TaskInput) (*Task, error) {
 		if err := checkTaskRefs(tx, op, in); err != nil {
 			return err
 		}
+		if err := mayPlanFor(ctx, tx, op, in.TeamID); err != nil {
+			return err
+		}
 		if err := tx.Create(t).Error; err != nil {
 			return err
 		}
@@ -198,6 +201,9 @@ func (s *Store) UpdateTask(ctx context.Context, id int64, in TaskInput) (*Task, 
 		}
 		if in.TeamID != t.TeamID {
 			return &errs.Error{Code: errs.Invalid, Op: op, Key: "task.team_fixed", Fields: map[string]string{"team_id": "task.team_fixed"}}
+		}
+		if err := mayPlanFor(ctx, tx, op, t.TeamID); err != nil {
+			return err
 		}
 		before := t
 		before.CardTypeIDs, _ = taskCardTypeIDs(tx, id)
@@ -284,3 +290,20 @@ func (s *Store) FindTasks(ctx context.Context, f TaskFilter) ([]Task, error) {
 }
 
 func (Task) TableName() string { return "tasks" }
+
+// mayPlanFor refuses task changes by anyone who may not book for the team:
+// a task baseline is the team's plan, written by its members and managers.
+func mayPlanFor(ctx context.Context, tx *gorm.DB, op string, teamID int64) error {
+	u, err := actorUser(ctx, tx, op)
+	if err != nil {
+		return err
+	}
+	ok, err := mayBookFor(tx, u, teamID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fieldErr(op, "team_id", "booking.not_your_team")
+	}
+	return nil
+}

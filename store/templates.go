@@ -155,6 +155,12 @@ func (s *Store) UseTemplate(ctx context.Context, id int64, taskName string, star
 	if err != nil {
 		return nil, nil, err
 	}
+	// Check the window first, so a bad start leaves no task behind.
+	v := errs.NewValidation("store.UseTemplate")
+	s.validateWindow("store.UseTemplate", start, start.Add(time.Duration(t.DurationSeconds)*time.Second), v)
+	if err := v.Err(); err != nil {
+		return nil, nil, err
+	}
 	task, err := s.CreateTask(ctx, TaskInput{TeamID: t.TeamID, Name: taskName, Priority: t.Priority,
 		EstimateCardHours: t.EstimateCardHours(), DataReadiness: t.DataReadiness, VRAMGiB: t.VRAMGiB, Precision: t.Precision,
 		CardTypeIDs: []int64{t.CardTypeID}, ImageID: t.ImageID, Notes: t.Notes})
@@ -171,4 +177,3 @@ func (s *Store) UseTemplate(ctx context.Context, id int64, taskName string, star
 	}
 	return task, res, nil
 }
-

@@ -67,7 +67,9 @@ func (s *Store) CreateAPIToken(ctx context.Context, userID int64, name, kind str
 func (s *Store) FindTokenUser(ctx context.Context, secret string) (*APIToken, *User, error) {
 	const op = "store.FindTokenUser"
 	var t APIToken
-	if err := s.read(ctx).Where("token_hash = ? AND revoked_at IS NULL", HashSecret(secret)).First(&t).Error; err != nil {
+	// Only user tokens act as a user: agent and board tokens (telemetry) are
+	// narrower and are checked by the routes that accept them.
+	if err := s.read(ctx).Where("token_hash = ? AND kind = ? AND revoked_at IS NULL", HashSecret(secret), TokenUser).First(&t).Error; err != nil {
 		if e := translate(op, err); !errs.Is(e, errs.NotFound) {
 			return nil, nil, e
 		}

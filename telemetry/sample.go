@@ -5,7 +5,10 @@
 // reason rather than crashing the server.
 package telemetry
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Sample is one reading of one card. Cards are keyed by UUID: nvidia-smi's
 // index can change at boot.
@@ -58,4 +61,52 @@ func itoa(n int) string {
 		b[i] = '-'
 	}
 	return string(b[i:])
+}
+
+// ValidUUID reports whether s looks like an nvidia-smi GPU-… or MIG-… uuid.
+func ValidUUID(s string) bool { return validUUID(s) }
+
+// Sanitize makes a sample from an untrusted JSON body obey what the parsers
+// guarantee: percentages within 0–100, no negative sizes or power, no
+// absurd temperatures, bounded names and process lists. Values outside
+// become missing, never clamped into plausible-looking numbers.
+func (s *Sample) Sanitize() {
+	s.UtilPct = percent(finite(s.UtilPct))
+	s.MemUsedMiB = nonNegative(finite(s.MemUsedMiB))
+	s.MemTotalMiB = nonNegative(finite(s.MemTotalMiB))
+	s.PowerW = nonNegative(finite(s.PowerW))
+	if t := finite(s.TempC); t == nil || *t < -50 || *t > 200 {
+		s.TempC = nil
+	}
+	if s.Index < -1 || s.Index >= 1024 {
+		s.Index = -1
+	}
+	s.Name = clip(s.Name, 100)
+	s.Host = clip(s.Host, 100)
+	if len(s.Processes) > 64 {
+		s.Processes = s.Processes[:64]
+	}
+	for i := range s.Processes {
+		p := &s.Processes[i]
+		p.Name = clip(p.Name, 200)
+		p.MemMiB = nonNegative(finite(p.MemMiB))
+	}
+}
+
+func finite(v *float64) *float64 {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return nil
+	}
+	return v
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if len(r) > n {
+		r = r[:n]
+	}
+	return string(r)
 }

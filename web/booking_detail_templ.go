@@ -568,7 +568,7 @@ func BookingDetailPage(p Page, d BookingDetailProps, extend Form) templ.Componen
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "</dl></section><section class=\"panel cost-panel\"><h2>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "</dl></section><section class=\"panel bk-cost-panel\"><h2>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -790,7 +790,7 @@ func BookingDetailPage(p Page, d BookingDetailProps, extend Form) templ.Componen
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "</h2><div class=\"booking-actions\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "</h2><div class=\"bk-actions\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -987,7 +987,7 @@ func BookingDetailPage(p Page, d BookingDetailProps, extend Form) templ.Componen
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = Field(extend, "end", p.T("bkdetail.new_end"), "datetime-local", true, p.T("bkform.tz_help", p.TZ.String())).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = Field(extend, "end", p.T("bkdetail.new_end", p.TZ.String()), "datetime-local", true, "").Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

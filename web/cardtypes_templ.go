@@ -473,7 +473,7 @@ func CardTypeForm(p Page, f Form, action string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = Field(f, "name", p.T("cardtype.name"), "text", true, "NVIDIA H800 80GB").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Field(f, "name", p.T("cardtype.name"), "text", true, p.T("cardtype.help_name")).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

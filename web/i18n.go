@@ -60,7 +60,7 @@ func Keys() []string {
 // catalogue holds each message as {zh-CN, en}; keeping the pair on one line
 // makes a missing translation impossible. Each area keeps its messages in
 // its own file; a key defined twice is reported by DuplicateKeys.
-var catalogue, duplicateKeys = merge(coreMessages, bookingMessages, planningMessages, apiMessages)
+var catalogue, duplicateKeys = merge(coreMessages, bookingMessages, planningMessages, apiMessages, boardMessages)
 
 func merge(parts ...map[string][2]string) (map[string][2]string, []string) {
 	out := map[string][2]string{}
@@ -126,6 +126,7 @@ var coreMessages = map[string][2]string{
 	"cardtype.price":       {"单价 (元/卡时)", "Price (yuan per card-hour)"},
 	"cardtype.tflops":      {"稠密算力 (TFLOPS)", "Dense TFLOPS"},
 	"cardtype.cards":       {"卡数", "Cards"},
+	"cardtype.help_name":   {"例如 NVIDIA H800 80GB", "e.g. NVIDIA H800 80GB"},
 	"cardtype.help_tflops": {"不支持的精度填 0。", "Leave 0 for precisions the card does not support."},
 	"cardtype.help_price":  {"按卡时计费：费用 = 卡时 × 单价。", "Billed by the card-hour: cost = card-hours × price."},
 

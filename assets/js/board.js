@@ -1,0 +1,459 @@
+// The wall board: keeps the tiles live over the board's websocket, sizes
+// them so every card fits the screen (or pages when they cannot), and says
+// so when the data goes stale. No framework, no build step.
+(function () {
+  "use strict";
+  var root = document.getElementById("board");
+  if (!root) {
+    return;
+  }
+  var M = {};
+  try {
+    M = JSON.parse(root.getAttribute("data-messages") || "{}");
+  } catch (e) {
+    M = {};
+  }
+  function t(key) {
+    return M[key] || key;
+  }
+  // fmt fills %s/%d/%v in order, like the server's messages.
+  function fmt(msg, args) {
+    var i = 0;
+    return msg.replace(/%%|%[sdv]/g, function (m) {
+      return m === "%%" ? "%" : String(args[i++]);
+    });
+  }
+
+  var hostsEl = root.querySelector("[data-hosts]");
+  var alertsEl = root.querySelector("[data-testid=alerts]");
+  var connEl = root.querySelector("[data-conn]");
+  var pageEl = root.querySelector("[data-page]");
+  var tplTile = document.getElementById("tpl-tile");
+  var tplHost = document.getElementById("tpl-host");
+  var cards = {}; // uuid → the card as last received
+  var STALE_AFTER = 5000; // the server sends at least every 2 s
+
+  // ---- Tiles ----------------------------------------------------------
+
+  function num(v) {
+    return v === null || v === undefined ? "—" : String(Math.round(v));
+  }
+  function gib(mib) {
+    var g = mib / 1024;
+    return g >= 99.95 ? g.toFixed(0) : g.toFixed(1);
+  }
+  function memText(c) {
+    var used = c.mem_used_mib, total = c.mem_total_mib;
+    if (total == null || total <= 0) {
+      return used == null ? "—" : gib(used) + " GiB";
+    }
+    return (used == null ? "—" : gib(used)) + " / " + gib(total) + " GiB";
+  }
+  function memPct(c) {
+    if (c.mem_total_mib == null || c.mem_total_mib <= 0 || c.mem_used_mib == null) {
+      return 0;
+    }
+    return Math.min(100, (c.mem_used_mib / c.mem_total_mib) * 100);
+  }
+  function span(ms) {
+    var mins = Math.max(0, Math.floor(ms / 60000));
+    var d = Math.floor(mins / 1440), h = Math.floor((mins % 1440) / 60), m = mins % 60;
+    if (d > 0) {
+      return d + t("board.days_short") + h + t("board.hours_short");
+    }
+    if (h > 0) {
+      return h + t("board.hours_short") + m + t("board.minutes_short");
+    }
+    return m + t("board.minutes_short");
+  }
+  function shortType(s) {
+    return (s || "").replace(/^NVIDIA GeForce /, "").replace(/^NVIDIA /, "");
+  }
+  function setText(el, sel, text) {
+    var f = el.querySelector('[data-f="' + sel + '"]');
+    if (f && f.textContent !== text) {
+      f.textContent = text;
+    }
+  }
+
+  function renderBooking(el, c) {
+    var foot = el.querySelector('[data-f="booking"]');
+    var b = c.booking;
+    var key = b ? b.id + "|" + b.team + "|" + b.task + "|" + b.end : "";
+    if (foot.getAttribute("data-key") === key) {
+      return;
+    }
+    foot.setAttribute("data-key", key);
+    foot.textContent = "";
+    if (!b) {
+      return;
+    }
+    var who = document.createElement("span");
+    who.className = "who";
+    who.textContent = b.team + " · " + b.task;
+    var left = document.createElement("span");
+    left.className = "left";
+    left.setAttribute("data-end", String(b.end));
+    left.textContent = fmt(t("board.left"), [span(b.end - Date.now())]);
+    foot.appendChild(who);
+    foot.appendChild(left);
+  }
+
+  function renderTile(el, c) {
+    var cls = "tile s-" + c.state + (c.registered === false ? " unregistered" : "");
+    if (el.className !== cls) {
+      el.className = cls;
+    }
+    el.setAttribute("data-state", c.state);
+    setText(el, "index", "#" + c.index);
+    setText(el, "type", c.registered === false ? t("board.unregistered_tile") : shortType(c.card_type));
+    setText(el, "state", t("board.state." + c.state));
+    setText(el, "util", num(c.util));
+    setText(el, "temp", num(c.temp_c));
+    setText(el, "power", num(c.power_w));
+    setText(el, "mem", memText(c));
+    var bar = el.querySelector('[data-f="membar"]');
+    var w = memPct(c).toFixed(1) + "%";
+    if (bar.style.width !== w) {
+      bar.style.width = w;
+    }
+    renderBooking(el, c);
+  }
+
+  function tileOf(uuid) {
+    return hostsEl.querySelector('.tile[data-uuid="' + CSS.escape(uuid) + '"]');
+  }
+
+  function hostOf(name) {
+    var h = hostsEl.querySelector('.host[data-host="' + CSS.escape(name) + '"]');
+    if (h) {
+      return h;
+    }
+    h = tplHost.content.firstElementChild.cloneNode(true);
+    h.setAttribute("data-host", name);
+    h.querySelector(".host-name").textContent = name;
+    var after = null;
+    var hosts = hostsEl.querySelectorAll(".host");
+    for (var i = 0; i < hosts.length; i++) {
+      if (hosts[i].getAttribute("data-host") > name) {
+        after = hosts[i];
+        break;
+      }
+    }
+    hostsEl.insertBefore(h, after);
+    var empty = hostsEl.querySelector("[data-testid=board-empty]");
+    if (empty) {
+      empty.remove();
+    }
+    return h;
+  }
+
+  function placeTile(c) {
+    var el = tileOf(c.uuid);
+    var host = hostOf(c.host || "?");
+    if (!el || el.closest(".host") !== host) {
+      if (el) {
+        dropTile(el);
+      }
+      el = tplTile.content.firstElementChild.cloneNode(true);
+      el.setAttribute("data-uuid", c.uuid);
+      el.setAttribute("title", c.uuid);
+      var tiles = host.querySelector(".tiles");
+      var after = null;
+      for (var i = 0; i < tiles.children.length; i++) {
+        var other = cards[tiles.children[i].getAttribute("data-uuid")];
+        if (other && other.index > c.index) {
+          after = tiles.children[i];
+          break;
+        }
+      }
+      tiles.insertBefore(el, after);
+      layoutChanged();
+    }
+    renderTile(el, c);
+  }
+
+  function dropTile(el) {
+    var host = el.closest(".host");
+    el.remove();
+    if (host && !host.querySelector(".tile")) {
+      host.remove();
+    }
+    layoutChanged();
+  }
+
+  // ---- Frames ---------------------------------------------------------
+
+  function applyFleet(f) {
+    var figs = root.querySelectorAll("[data-fig]");
+    for (var i = 0; i < figs.length; i++) {
+      var k = figs[i].getAttribute("data-fig");
+      if (!(k in f)) {
+        continue;
+      }
+      var v = f[k];
+      var text = k === "held_idle_hours_today" ? Number(v).toFixed(1) : k === "util_now" ? String(Math.round(v)) : String(v);
+      if (figs[i].textContent !== text) {
+        figs[i].textContent = text;
+      }
+    }
+    if (f.states) {
+      var counts = root.querySelectorAll("[data-count]");
+      for (var j = 0; j < counts.length; j++) {
+        var n = f.states[counts[j].getAttribute("data-count")];
+        counts[j].textContent = String(n || 0);
+      }
+    }
+  }
+
+  function clock(ms) {
+    var d = new Date(ms);
+    return ("0" + d.getHours()).slice(-2) + ":" + ("0" + d.getMinutes()).slice(-2);
+  }
+
+  function applyAlerts(list) {
+    var ul = alertsEl.querySelector("[data-alerts]");
+    ul.textContent = "";
+    for (var i = 0; i < list.length && i < 12; i++) {
+      var a = list[i];
+      var where = a.host + " #" + a.index;
+      var who = a.team + (a.task ? " / " + a.task : "");
+      var text;
+      if (a.kind === "vram") {
+        text = fmt(t("board.alert.vram"), [where, Math.round(a.value), who]);
+      } else if (a.kind === "held_idle") {
+        text = fmt(t("board.alert.held_idle"), [where, who, clock(a.since)]);
+      } else {
+        text = fmt(t("board.alert.release_warned"), [who, Math.round(a.value)]);
+      }
+      var li = document.createElement("li");
+      li.className = "alert-item a-" + a.kind;
+      li.textContent = text;
+      ul.appendChild(li);
+    }
+    alertsEl.hidden = list.length === 0;
+    layoutChanged();
+  }
+
+  function apply(m) {
+    if (m.type === "snapshot") {
+      var keep = {};
+      cards = {};
+      for (var i = 0; i < m.cards.length; i++) {
+        cards[m.cards[i].uuid] = m.cards[i];
+        keep[m.cards[i].uuid] = true;
+      }
+      var tiles = hostsEl.querySelectorAll(".tile");
+      for (var j = 0; j < tiles.length; j++) {
+        if (!keep[tiles[j].getAttribute("data-uuid")]) {
+          dropTile(tiles[j]);
+        }
+      }
+      for (var k = 0; k < m.cards.length; k++) {
+        placeTile(m.cards[k]);
+      }
+    } else if (m.cards) {
+      for (var n = 0; n < m.cards.length; n++) {
+        var d = m.cards[n];
+        if (d.removed) {
+          delete cards[d.uuid];
+          var el = tileOf(d.uuid);
+          if (el) {
+            dropTile(el);
+          }
+          continue;
+        }
+        var c = cards[d.uuid] || {};
+        for (var key in d) {
+          c[key] = d[key];
+        }
+        cards[d.uuid] = c;
+        placeTile(c);
+      }
+    }
+    if (m.fleet) {
+      applyFleet(m.fleet);
+    }
+    if (m.alerts) {
+      applyAlerts(m.alerts);
+    }
+  }
+
+  // ---- Connection -----------------------------------------------------
+
+  var lastMessage = 0;
+  var backoff = 1000;
+  var socket = null;
+
+  function setConn(state) {
+    if (connEl.getAttribute("data-conn") === state) {
+      return;
+    }
+    connEl.setAttribute("data-conn", state);
+    connEl.textContent = t("board.conn." + state);
+    root.classList.toggle("is-stale", state !== "live");
+  }
+
+  function connect() {
+    var url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + root.getAttribute("data-ws");
+    setConn(lastMessage ? "reconnecting" : "connecting");
+    try {
+      socket = new WebSocket(url);
+    } catch (e) {
+      retry();
+      return;
+    }
+    socket.onmessage = function (ev) {
+      var m;
+      try {
+        m = JSON.parse(ev.data);
+      } catch (e) {
+        return;
+      }
+      lastMessage = Date.now();
+      backoff = 1000;
+      apply(m);
+      setConn("live");
+    };
+    socket.onclose = function () {
+      socket = null;
+      setConn("reconnecting");
+      retry();
+    };
+  }
+
+  // retry reconnects with exponential backoff and jitter, so a wall of
+  // boards does not return all at once after a restart.
+  function retry() {
+    var wait = backoff * (0.8 + Math.random() * 0.4);
+    backoff = Math.min(backoff * 2, 30000);
+    setTimeout(connect, wait);
+  }
+
+  setInterval(function () {
+    if (socket && lastMessage && Date.now() - lastMessage > STALE_AFTER) {
+      setConn("stale");
+    }
+    var ck = root.querySelector("[data-clock]");
+    if (ck) {
+      var d = new Date();
+      ck.textContent = clock(d.getTime()) + ":" + ("0" + d.getSeconds()).slice(-2);
+    }
+  }, 1000);
+
+  setInterval(function () {
+    var lefts = hostsEl.querySelectorAll("[data-end]");
+    for (var i = 0; i < lefts.length; i++) {
+      lefts[i].textContent = fmt(t("board.left"), [span(Number(lefts[i].getAttribute("data-end")) - Date.now())]);
+    }
+  }, 30000);
+
+  // ---- Fitting the screen ---------------------------------------------
+
+  var MIN_H = 58; // px: below this a tile is no longer readable from across a room
+  var pages = null;
+  var page = 0;
+  var fitQueued = false;
+
+  function overflows() {
+    return hostsEl.scrollHeight > hostsEl.clientHeight + 1 || hostsEl.scrollWidth > hostsEl.clientWidth + 1;
+  }
+  function setSize(h, ratio) {
+    root.style.setProperty("--th", h.toFixed(1) + "px");
+    root.style.setProperty("--tw", (h * ratio).toFixed(1) + "px");
+  }
+  // largest finds the tallest tile of the given shape that fits.
+  function largest(ratio) {
+    var lo = MIN_H, hi = Math.max(MIN_H, hostsEl.clientHeight);
+    setSize(lo, ratio);
+    if (overflows()) {
+      return 0;
+    }
+    for (var i = 0; i < 14 && hi - lo > 1; i++) {
+      var mid = (lo + hi) / 2;
+      setSize(mid, ratio);
+      if (overflows()) {
+        hi = mid;
+      } else {
+        lo = mid;
+      }
+    }
+    return lo;
+  }
+
+  function showHosts(from, to) {
+    var hosts = hostsEl.querySelectorAll(".host");
+    for (var i = 0; i < hosts.length; i++) {
+      hosts[i].hidden = i < from || i >= to;
+    }
+  }
+
+  // fit picks the tile shape and size that fill the screen with every card;
+  // when even the smallest readable tiles do not fit, it splits the hosts
+  // into pages that the board turns through.
+  function fit() {
+    fitQueued = false;
+    var hosts = hostsEl.querySelectorAll(".host");
+    showHosts(0, hosts.length);
+    pages = null;
+    var best = 0, bestRatio = 2, bestArea = 0;
+    var ratios = [1.5, 1.75, 2, 2.3, 2.7];
+    for (var i = 0; i < ratios.length; i++) {
+      var h = largest(ratios[i]);
+      if (h > 0 && h * h * ratios[i] > bestArea) {
+        best = h;
+        bestRatio = ratios[i];
+        bestArea = h * h * ratios[i];
+      }
+    }
+    if (best > 0) {
+      setSize(best, bestRatio);
+      pageEl.hidden = true;
+      return;
+    }
+    // Paging at the smallest size, hosts kept whole.
+    setSize(MIN_H, 2);
+    pages = [];
+    var start = 0;
+    while (start < hosts.length) {
+      var end = start + 1;
+      showHosts(start, end + 1);
+      while (end < hosts.length && !overflows()) {
+        end++;
+        showHosts(start, end + 1);
+      }
+      pages.push([start, end]);
+      start = end;
+    }
+    page = page % pages.length;
+    turn();
+  }
+
+  function turn() {
+    if (!pages) {
+      return;
+    }
+    var p = pages[page];
+    showHosts(p[0], p[1]);
+    pageEl.hidden = false;
+    pageEl.textContent = fmt(t("board.page"), [page + 1 + " / " + pages.length]);
+  }
+
+  setInterval(function () {
+    if (pages && pages.length > 1) {
+      page = (page + 1) % pages.length;
+      turn();
+    }
+  }, 15000);
+
+  function layoutChanged() {
+    if (!fitQueued) {
+      fitQueued = true;
+      requestAnimationFrame(fit);
+    }
+  }
+
+  window.addEventListener("resize", layoutChanged);
+  fit();
+  connect();
+})();

@@ -1,0 +1,410 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/store"
+	"cardhour/telemetry"
+	"cardhour/web"
+)
+
+// boardViewer is who watches the board: a board token, or a user.
+type boardViewer struct {
+	token string      // the board token, when that is how they came
+	user  *store.User // else the logged-in user
+}
+
+// boardAuth admits a board token (?token=), a session or an API token.
+// The routes are Public in the table because a board token is no user;
+// this is their gate, and it refuses everyone else with 401.
+func (s *Server) boardAuth(c echo.Context) (boardViewer, error) {
+	const op = "server.boardAuth"
+	if tok := c.QueryParam("token"); tok != "" {
+		if _, err := s.store.FindTelemetryToken(c.Request().Context(), store.TokenBoard, tok); err != nil {
+			return boardViewer{}, err
+		}
+		return boardViewer{token: tok}, nil
+	}
+	u, err := s.currentUser(c)
+	if err != nil {
+		return boardViewer{}, err
+	}
+	if u == nil {
+		return boardViewer{}, errs.E(errs.Unauthorized, op, "auth.required")
+	}
+	c.Set(ctxUser, u)
+	return boardViewer{user: u}, nil
+}
+
+// boardPage is the wall board.
+func (s *Server) boardPage(c echo.Context) error {
+	v, err := s.boardAuth(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if err := s.live.ensureFresh(ctx, 5*time.Second); err != nil {
+		return err
+	}
+	p := s.basePage(c)
+	p.Title = p.T("board.title")
+	p.Nav = "board"
+	p.User = viewerOf(v.user)
+	now := time.Now()
+	sum := s.live.fleet.Summary(now)
+	th := s.cfg.Thresholds
+	b := web.BoardProps{
+		WSURL:        "/ws/board",
+		Figures:      web.BoardFigures{Cards: sum.Cards, Booked: sum.Booked, Busy: sum.Busy, HeldIdleHoursToday: sum.HeldIdleHoursToday, UtilNow: sum.UtilNow},
+		Counts:       map[string]int{},
+		LoggedIn:     v.user != nil,
+		IsAdmin:      v.user != nil && v.user.Role == store.RoleAdmin,
+		Unregistered: sum.Unregistered,
+		HeldIdleMin:  int(th.HeldIdleAfter.Minutes()),
+		FullMemPct:   th.FullMemPct, FullUtilPct: th.FullUtilPct, IdleUtilPct: th.IdleUtilPct,
+		Now: now,
+	}
+	if v.token != "" {
+		b.WSURL += "?token=" + url.QueryEscape(v.token)
+	}
+	for st, n := range sum.States {
+		b.Counts[string(st)] = n
+	}
+	for _, cv := range s.live.fleet.Snapshot() {
+		if len(b.Hosts) == 0 || b.Hosts[len(b.Hosts)-1].Name != cv.Host {
+			b.Hosts = append(b.Hosts, web.BoardHost{Name: cv.Host})
+		}
+		h := &b.Hosts[len(b.Hosts)-1]
+		h.Cards = append(h.Cards, boardTile(cv))
+	}
+	for _, a := range s.live.openAlerts() {
+		b.Alerts = append(b.Alerts, web.BoardAlert{Kind: string(a.Kind), Host: a.Host, Index: a.Index, Team: a.Team, Task: a.Task, Since: a.Since, Value: a.Value})
+	}
+	return s.render(c, http.StatusOK, web.BoardPage(p, b))
+}
+
+func reading(v *float64) float64 {
+	if v == nil {
+		return -1
+	}
+	return *v
+}
+
+func boardTile(cv telemetry.CardView) web.BoardTile {
+	t := web.BoardTile{UUID: cv.UUID, Index: cv.Index, Type: cv.Type, Model: cv.Model, Registered: cv.Registered, State: string(cv.State),
+		Util: reading(cv.Util), MemUsedMiB: reading(cv.MemUsedMiB), MemTotalMiB: reading(cv.MemTotalMiB), TempC: reading(cv.TempC),
+		PowerW: reading(cv.PowerW), LowSince: cv.LowSince}
+	if h := cv.Hold; h != nil {
+		t.Booking = &web.BoardBooking{ID: h.BookingID, Team: h.Team, Task: h.Task, User: h.User, End: h.End}
+	}
+	return t
+}
+
+// boardSocket upgrades to the board's websocket: a snapshot first, then
+// deltas, pings every pingPeriod. Refused with 401 before the upgrade when
+// the caller is not allowed, 400 when it is not a websocket request.
+func (s *Server) boardSocket(c echo.Context) error {
+	if _, err := s.boardAuth(c); err != nil {
+		return err
+	}
+	if !websocket.IsWebSocketUpgrade(c.Request()) {
+		return errs.E(errs.Invalid, "server.boardSocket", "board.ws_only")
+	}
+	h := s.live.hub
+	if !h.isRunning() {
+		return errs.E(errs.Unavailable, "server.boardSocket", "board.ws_down")
+	}
+	if !s.sameOrigin(c.Request()) {
+		return errs.E(errs.Forbidden, "server.boardSocket", "board.ws_origin")
+	}
+	conn, err := s.upgrader().Upgrade(c.Response(), c.Request(), nil)
+	if err != nil {
+		// The upgrader has answered the client already.
+		return nil
+	}
+	cl := &client{hub: h, conn: conn, send: make(chan frame, h.opts.sendBuffer)}
+	h.pumps.Add(2)
+	go cl.writePump()
+	go cl.readPump()
+	if !h.join(cl) {
+		close(cl.send)
+	}
+	return nil
+}
+
+// heatmapPage shows cards × hours for one day or seven.
+func (s *Server) heatmapPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	loc := s.cfg.TZ
+	now := time.Now().In(loc)
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
+	if q := c.QueryParam("day"); q != "" {
+		d, err := time.ParseInLocation(time.DateOnly, q, loc)
+		if err != nil {
+			return errs.E(errs.Invalid, "server.heatmapPage", "heatmap.bad_day")
+		}
+		day = d
+	}
+	days := 1
+	if c.QueryParam("days") == "7" {
+		days = 7
+	}
+	from, to := day, day.AddDate(0, 0, days)
+	rollups, err := s.store.FindHourRollups(ctx, from, to)
+	if err != nil {
+		return err
+	}
+	cards, err := s.store.FindCards(ctx, store.CardFilter{})
+	if err != nil {
+		return err
+	}
+	p := s.page(c, "heatmap.title", "board")
+	props := buildHeatmap(p, cards, rollups, from, days, s.cfg.Thresholds)
+	props.Prev = day.AddDate(0, 0, -days).Format(time.DateOnly)
+	props.Next = day.AddDate(0, 0, days).Format(time.DateOnly)
+	return s.render(c, http.StatusOK, web.HeatmapPage(p, props))
+}
+
+// buildHeatmap lays the hour rollups out as rows of cells. Hours are the
+// viewer's; a zone with a half-hour offset shows UTC hours shifted, which
+// the hourly grid cannot avoid.
+func buildHeatmap(p web.Page, cards []store.CardView, rollups []store.Rollup, from time.Time, days int, th telemetry.Thresholds) web.HeatmapProps {
+	hours := 24 * days
+	out := web.HeatmapProps{Day: from.Format(time.DateOnly), Days: days}
+	for i := 0; i < hours; i++ {
+		t := from.Add(time.Duration(i) * time.Hour)
+		out.Columns = append(out.Columns, web.HeatColumn{Label: t.Format("15"), DayStart: t.Hour() == 0 && (i > 0 || days > 1),
+			DayLabel: t.Format("01-02") + " " + p.T(weekdayKey(t.Weekday()))})
+	}
+	by := map[int64]map[int]store.Rollup{}
+	for _, r := range rollups {
+		i := int(r.At.Sub(from.UTC()) / time.Hour)
+		if i < 0 || i >= hours {
+			continue
+		}
+		if by[r.CardID] == nil {
+			by[r.CardID] = map[int]store.Rollup{}
+		}
+		by[r.CardID][i] = r
+		out.Sampled = true
+	}
+	sort.SliceStable(cards, func(i, j int) bool {
+		if cards[i].HostName != cards[j].HostName {
+			return cards[i].HostName < cards[j].HostName
+		}
+		return cards[i].GPUIndex < cards[j].GPUIndex
+	})
+	for _, cd := range cards {
+		if cd.Status == store.CardRetired && by[cd.ID] == nil {
+			continue
+		}
+		row := web.HeatRow{Host: cd.HostName, Index: cd.GPUIndex, Type: cd.CardTypeName, UUID: cd.UUID, AvgUtil: -1}
+		var utilSum float64
+		var utilN, sampledHours int
+		var sampled, busy, full, heldIdle float64
+		for i := 0; i < hours; i++ {
+			r, ok := by[cd.ID][i]
+			if !ok || r.Samples == 0 {
+				row.Cells = append(row.Cells, web.HeatCell{Util: -1, Title: out.Columns[i].DayLabel + " " + out.Columns[i].Label + ":00 —"})
+				continue
+			}
+			sampledHours++
+			avg := r.UtilAvg()
+			if r.UtilSamples > 0 {
+				utilSum += r.UtilSum
+				utilN += r.UtilSamples
+			} else {
+				avg = -1
+			}
+			sampled += r.SampledSeconds
+			busy += r.BusySeconds
+			full += r.FullSeconds
+			heldIdle += r.HeldIdleSeconds
+			cell := web.HeatCell{Util: avg,
+				Full:     r.SampledSeconds > 0 && r.FullSeconds*2 > r.SampledSeconds,
+				HeldIdle: r.SampledSeconds > 0 && r.HeldIdleSeconds*2 > r.SampledSeconds}
+			memPct := 0.0
+			if r.MemTotalMiB > 0 {
+				memPct = r.MemMaxMiB / r.MemTotalMiB * 100
+			}
+			cell.Title = p.T("heatmap.cell", out.Columns[i].DayLabel+" "+out.Columns[i].Label+":00", fmt.Sprintf("%.0f", math.Max(avg, 0)),
+				fmt.Sprintf("%.0f", r.UtilMax), fmt.Sprintf("%.0f", memPct), fmt.Sprintf("%.0f", r.HeldIdleSeconds/60))
+			row.Cells = append(row.Cells, cell)
+		}
+		if utilN > 0 {
+			row.AvgUtil = utilSum / float64(utilN)
+		}
+		if sampled > 0 {
+			row.BusyPct = busy / sampled * 100
+		}
+		row.HeldIdleH = heldIdle / 3600
+		// A card stands out when it reported for most of the period and was
+		// (nearly) never busy, or full most of the time.
+		if sampledHours*2 >= hours && sampled > 0 {
+			switch {
+			case full/sampled >= 0.8:
+				row.Flag = "full_all"
+			case busy/sampled < 0.05 && row.AvgUtil < th.IdleUtilPct:
+				row.Flag = "idle_all"
+			}
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out
+}
+
+// weekdayKey is the message of a weekday's short name.
+func weekdayKey(d time.Weekday) string { return "heatmap.weekday." + strings.ToLower(d.String()[:3]) }
+
+// telemetryAdminPage lists pending cards and telemetry tokens.
+func (s *Server) telemetryAdminPage(c echo.Context) error {
+	return s.renderTelemetryAdmin(c, http.StatusOK, web.NewForm(), "", "")
+}
+
+func (s *Server) renderTelemetryAdmin(c echo.Context, status int, f web.Form, newToken, newKind string) error {
+	ctx := c.Request().Context()
+	pending, err := s.store.FindPendingCards(ctx)
+	if err != nil {
+		return err
+	}
+	types, err := s.store.FindCardTypes(ctx)
+	if err != nil {
+		return err
+	}
+	tokens, err := s.store.FindTelemetryTokens(ctx)
+	if err != nil {
+		return err
+	}
+	p := s.page(c, "telemetry.admin_title", "admin")
+	props := web.TelemetryAdminProps{NewToken: newToken, NewKind: newKind, PortalURL: s.portalURL(c)}
+	if newKind == store.TokenBoard && newToken != "" {
+		props.BoardURL = props.PortalURL + "/board?token=" + url.QueryEscape(newToken)
+	}
+	for _, t := range types {
+		props.Types = append(props.Types, web.Option{Value: itoa(int(t.ID)), Label: t.Name})
+	}
+	for _, pc := range pending {
+		props.Pending = append(props.Pending, web.PendingCardRow{ID: pc.ID, UUID: pc.UUID, Host: pc.HostName, Index: pc.GPUIndex, Name: pc.GPUName,
+			MemTotalMiB: pc.MemTotalMiB, FirstSeen: pc.FirstSeenAt, LastSeen: pc.LastSeenAt, SuggestType: suggestType(pc, types)})
+	}
+	for _, t := range tokens {
+		props.Tokens = append(props.Tokens, web.TelemetryTokenRow{ID: t.ID, Kind: t.Kind, Name: t.Name, Prefix: t.Prefix, CreatedBy: t.CreatedBy,
+			CreatedAt: t.CreatedAt, LastUsed: t.LastUsedAt, Revoked: t.RevokedAt != nil})
+	}
+	return s.render(c, status, web.TelemetryAdminPage(p, props, f))
+}
+
+// suggestType picks the card type a reported GPU most likely is: the one
+// whose model number appears in the reported name, nearest in VRAM.
+func suggestType(pc store.PendingCard, types []store.CardType) string {
+	name := strings.ToUpper(pc.GPUName)
+	best, bestScore := "", 0.0
+	for _, t := range types {
+		score := 0.0
+		for _, word := range strings.Fields(strings.ToUpper(t.Name)) {
+			if word != "NVIDIA" && word != "GEFORCE" && len(word) >= 3 && strings.Contains(name, strings.TrimSuffix(word, "GB")) {
+				score += 2
+			}
+		}
+		if pc.MemTotalMiB > 0 {
+			gib := float64(pc.MemTotalMiB) / 1024
+			score -= math.Abs(gib-float64(t.VRAMGiB)) / 40
+		}
+		if score > bestScore {
+			best, bestScore = itoa(int(t.ID)), score
+		}
+	}
+	return best
+}
+
+// portalURL is where agents reach the portal: the configured public URL,
+// else what this request came to.
+func (s *Server) portalURL(c echo.Context) string {
+	if s.cfg.BaseURL != "" {
+		return s.cfg.BaseURL
+	}
+	scheme := "http"
+	if c.Request().TLS != nil || c.Request().Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + c.Request().Host
+}
+
+func (s *Server) createTelemetryTokenForm(c echo.Context) error {
+	f := formOf(c, "kind", "name")
+	tok, secret, err := s.store.CreateTelemetryToken(c.Request().Context(), f.Value("kind"), f.Value("name"))
+	if err != nil {
+		if formFailed(langOf(c), err, &f) {
+			return s.renderTelemetryAdmin(c, statusOf(errs.CodeOf(err)), f, "", "")
+		}
+		return err
+	}
+	// The secret is shown on this response only: no redirect, so it never
+	// sits in a cookie or a URL.
+	return s.renderTelemetryAdmin(c, http.StatusCreated, web.NewForm(), secret, tok.Kind)
+}
+
+func (s *Server) revokeTelemetryTokenForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.RevokeTelemetryToken(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return s.redirectWithFlash(c, "/admin/telemetry", web.T(langOf(c), "telemetry.revoked_flash"))
+}
+
+func (s *Server) registerPendingCardForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	typeID, _ := parseInt64(c.FormValue("card_type_id"))
+	card, err := s.store.RegisterPendingCard(c.Request().Context(), id, typeID)
+	if err != nil {
+		if e, ok := errs.As(err); ok && (e.Code == errs.Invalid || e.Code == errs.Conflict) {
+			_, _, msg, _ := describe(err, langOf(c))
+			return s.redirectWithFlash(c, "/admin/telemetry", msg)
+		}
+		return err
+	}
+	s.live.refreshAfterChange(c.Request().Context())
+	return s.redirectWithFlash(c, "/admin/telemetry", web.T(langOf(c), "telemetry.registered", card.UUID))
+}
+
+func (s *Server) deletePendingCardForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeletePendingCard(c.Request().Context(), id); err != nil {
+		return err
+	}
+	return s.redirectWithFlash(c, "/admin/telemetry", web.T(langOf(c), "telemetry.dismissed"))
+}
+
+// refreshAfterChange reloads the inventory now (a card was registered), so
+// the board shows it without waiting for the next refresh.
+func (l *live) refreshAfterChange(ctx context.Context) {
+	if err := l.refreshInventory(ctx); err != nil {
+		l.s.log.Warn("board inventory not refreshed", "err", err)
+	}
+}
+
+func parseInt64(s string) (int64, error) {
+	var n int64
+	_, err := fmt.Sscan(strings.TrimSpace(s), &n)
+	return n, err
+}

@@ -1,0 +1,392 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"cardhour/errs"
+	"cardhour/store"
+	"cardhour/telemetry"
+)
+
+// live is the running side of the board: the fleet state, the websocket
+// hub, and the loops that keep the state in step with the database (cards,
+// bookings), write the rollups, raise alerts, park unknown cards, scrape
+// DCGM endpoints and drive the simulator.
+type live struct {
+	s       *Server
+	fleet   *telemetry.Fleet
+	hub     *hub
+	metrics *boardMetrics
+
+	refreshMu   sync.Mutex
+	inventoryAt time.Time
+	holdsAt     time.Time
+
+	alertsMu sync.Mutex
+	alerts   []telemetry.AlertView
+
+	rollMu     sync.Mutex
+	unsaved    []store.Rollup // rollups a failed write left behind
+	unsavedUse []store.UsageDelta
+
+	warned map[int64]bool // bookings the auto-release policy warned (loop-owned)
+}
+
+// maxUnsaved bounds the rollups kept while the database is unreachable.
+const maxUnsaved = 200000
+
+func newLive(s *Server) *live {
+	l := &live{s: s, warned: map[int64]bool{}}
+	l.fleet = telemetry.NewFleet(telemetry.Options{Thresholds: s.cfg.Thresholds, Location: s.cfg.TZ})
+	l.metrics = newBoardMetrics(s.metrics.registry, l.fleet)
+	l.hub = newHub(l.fleet, l.openAlerts, l.metrics, defaultHubOptions())
+	return l
+}
+
+// openAlerts is what the board lists; the hub reads it for every frame.
+func (l *live) openAlerts() []telemetry.AlertView {
+	l.alertsMu.Lock()
+	defer l.alertsMu.Unlock()
+	return l.alerts
+}
+
+// ensureFresh reloads the inventory and the holds when they are older than
+// maxAge, so a page or API call answers from current bookings even before
+// (or without) the loops.
+func (l *live) ensureFresh(ctx context.Context, maxAge time.Duration) error {
+	now := time.Now()
+	l.refreshMu.Lock()
+	inv, holds := now.Sub(l.inventoryAt) > maxAge, now.Sub(l.holdsAt) > maxAge
+	l.refreshMu.Unlock()
+	if inv {
+		if err := l.refreshInventory(ctx); err != nil {
+			return err
+		}
+	}
+	if holds {
+		return l.refreshHolds(ctx)
+	}
+	return nil
+}
+
+// refreshInventory loads every card into the fleet.
+func (l *live) refreshInventory(ctx context.Context) error {
+	cards, err := l.s.store.FindCards(ctx, store.CardFilter{})
+	if err != nil {
+		return err
+	}
+	metas := make([]telemetry.CardMeta, 0, len(cards))
+	for _, c := range cards {
+		metas = append(metas, telemetry.CardMeta{UUID: c.UUID, ID: c.ID, Host: c.HostName, Index: c.GPUIndex, Type: c.CardTypeName,
+			MemTotalMiB: float64(c.VRAMGiB) * 1024, Maintenance: c.Status == store.CardMaintenance, Retired: c.Status == store.CardRetired})
+	}
+	l.fleet.SetInventory(metas)
+	l.refreshMu.Lock()
+	l.inventoryAt = time.Now()
+	l.refreshMu.Unlock()
+	return nil
+}
+
+// refreshHolds loads which booking holds which card now.
+func (l *live) refreshHolds(ctx context.Context) error {
+	now := time.Now()
+	hs, err := l.s.store.FindCardHolds(ctx, now)
+	if err != nil {
+		return err
+	}
+	holds := make(map[string]telemetry.Hold, len(hs))
+	for _, h := range hs {
+		holds[h.UUID] = telemetry.Hold{BookingID: h.BookingID, TeamID: h.TeamID, Team: h.TeamName, Task: h.TaskName,
+			UserID: h.UserID, User: h.Username, Start: h.StartAt, End: h.EndAt}
+	}
+	l.fleet.SetHolds(holds)
+	l.refreshMu.Lock()
+	l.holdsAt = now
+	l.refreshMu.Unlock()
+	return nil
+}
+
+// refreshAlerts reloads the open alerts the board lists.
+func (l *live) refreshAlerts(ctx context.Context) error {
+	open, err := l.s.store.FindOpenAlerts(ctx)
+	if err != nil {
+		return err
+	}
+	out := make([]telemetry.AlertView, 0, len(open))
+	for _, a := range open {
+		if a.Kind != store.AlertVRAM && a.Kind != store.AlertHeldIdle && a.Kind != store.AlertReleaseWarned {
+			continue
+		}
+		out = append(out, telemetry.AlertView{ID: a.ID, Kind: telemetry.EventKind(a.Kind), UUID: a.UUID, Host: a.HostName, Index: a.GPUIndex,
+			Team: a.TeamName, Task: a.TaskName, Since: a.StartedAt, Value: a.Value})
+	}
+	l.alertsMu.Lock()
+	l.alerts = out
+	l.alertsMu.Unlock()
+	return nil
+}
+
+// StartLive starts the board's hub and loops; the returned stop closes the
+// websockets, ends the loops and writes the last rollups. Run calls it;
+// tests that need live websockets call it themselves.
+func (s *Server) StartLive(ctx context.Context) (stop func()) {
+	l := s.live
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	goLoop := func(name string, every time.Duration, fn func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.loop(ctx, name, every, fn)
+		}()
+	}
+	l.start(ctx)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		l.hub.run(ctx)
+	}()
+	goLoop("holds", 5*time.Second, l.refreshHolds)
+	goLoop("inventory", 30*time.Second, l.refreshInventory)
+	goLoop("alerts", time.Second, l.processEvents)
+	goLoop("unregistered", 10*time.Second, l.parkUnknown)
+	goLoop("rollups", 20*time.Second, func(ctx context.Context) error { return l.saveRollups(ctx, time.Now().Add(-5*time.Second)) })
+	goLoop("retention", time.Hour, l.prune)
+	if s.cfg.Simulator {
+		goLoop("simulator", time.Second, func(context.Context) error { l.fleet.SimulateStep(time.Now()); return nil })
+	}
+	if len(s.cfg.DCGMTargets) > 0 {
+		sc := &telemetry.Scraper{Targets: s.cfg.DCGMTargets}
+		goLoop("dcgm", s.cfg.DCGMInterval, func(ctx context.Context) error { return l.scrape(ctx, sc) })
+	}
+	if s.cfg.AutoRelease > 0 {
+		goLoop("auto-release", 30*time.Second, l.autoRelease)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+			// The last rollups, written with a context of their own: the
+			// serving context is already over.
+			fctx, done := context.WithTimeout(context.Background(), 10*time.Second)
+			defer done()
+			if err := l.saveRollups(fctx, time.Time{}); err != nil {
+				s.log.Warn("final telemetry rollups not written", "err", err)
+			}
+		})
+	}
+}
+
+// start loads what the loops build on: cards, holds, alerts, today's
+// held-idle total, and (for the simulator) a few minutes of history.
+func (l *live) start(ctx context.Context) {
+	s := l.s
+	for _, step := range []struct {
+		name string
+		fn   func(context.Context) error
+	}{{"inventory", l.refreshInventory}, {"holds", l.refreshHolds}} {
+		if err := step.fn(ctx); err != nil {
+			s.log.Warn("board start: "+step.name+" not loaded", "err", err)
+		}
+	}
+	now := time.Now()
+	if n, err := s.store.CloseStaleAlerts(ctx, now); err != nil {
+		s.log.Warn("board start: stale alerts not closed", "err", err)
+	} else if n > 0 {
+		s.log.Info("closed alerts left open by the last run", "alerts", n)
+	}
+	if err := l.refreshAlerts(ctx); err != nil {
+		s.log.Warn("board start: alerts not loaded", "err", err)
+	}
+	local := now.In(s.cfg.TZ)
+	midnight := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, s.cfg.TZ)
+	if sec, err := s.store.HeldIdleSecondsSince(ctx, midnight); err == nil {
+		l.fleet.SetHeldIdleToday(sec)
+	}
+	if s.cfg.Simulator {
+		_ = l.fleet.SimulateSince(now.Add(-12*time.Minute), now, 15*time.Second)
+		s.log.Info("telemetry simulator on (CARDHOUR_SIMULATOR): cards no agent reports are simulated")
+	}
+}
+
+// loop runs fn every interval until ctx ends, logging failures by their
+// weight: an unreachable database is a warning, anything else an error.
+func (l *live) loop(ctx context.Context, name string, every time.Duration, fn func(context.Context) error) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			if errs.Is(err, errs.Unavailable) {
+				l.s.log.Warn("board "+name+" skipped: database unavailable", "err", err)
+			} else {
+				l.s.log.Error("board "+name+" failed", "err", err)
+			}
+		}
+	}
+}
+
+// ingest feeds a batch into the fleet and counts it.
+func (l *live) ingest(samples []telemetry.Sample, src telemetry.Source) telemetry.IngestResult {
+	res := l.fleet.Ingest(samples, src, time.Now())
+	m := l.metrics.samples
+	m.WithLabelValues(string(src), "accepted").Add(float64(res.Accepted))
+	m.WithLabelValues(string(src), "unknown").Add(float64(res.Unknown))
+	m.WithLabelValues(string(src), "ignored").Add(float64(res.Ignored))
+	return res
+}
+
+func (l *live) scrape(ctx context.Context, sc *telemetry.Scraper) error {
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	samples, failed := sc.Scrape(sctx, time.Now())
+	for _, f := range failed {
+		l.s.log.Warn("DCGM endpoint not read", "target", f.Target, "err", f.Err)
+	}
+	l.ingest(samples, telemetry.SourceDCGM)
+	return nil
+}
+
+// processEvents turns alert episodes into alerts (and notifications).
+func (l *live) processEvents(ctx context.Context) error {
+	events := l.fleet.TakeEvents()
+	if len(events) == 0 {
+		return nil
+	}
+	for _, e := range events {
+		kind := store.AlertVRAM
+		if e.Kind == telemetry.EventHeldIdle {
+			kind = store.AlertHeldIdle
+		}
+		var err error
+		if e.Open {
+			_, _, err = l.s.store.OpenAlert(ctx, store.AlertInput{Kind: kind, CardID: e.CardID, BookingID: e.BookingID, Value: e.Value, At: e.At})
+		} else {
+			err = l.s.store.CloseAlert(ctx, kind, e.CardID, e.BookingID, e.Value, e.At)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return l.refreshAlerts(ctx)
+}
+
+// parkUnknown records cards the inventory lacks for an admin to register.
+func (l *live) parkUnknown(ctx context.Context) error {
+	views := l.fleet.TakeUnregistered()
+	if len(views) == 0 {
+		return nil
+	}
+	in := make([]store.UnknownCard, 0, len(views))
+	for _, v := range views {
+		u := store.UnknownCard{UUID: v.UUID, Host: v.Host, Index: v.Index, Name: v.Model, SeenAt: v.LastSample}
+		if v.MemTotalMiB != nil {
+			u.MemTotalMiB = *v.MemTotalMiB
+		}
+		in = append(in, u)
+	}
+	return l.s.store.RecordUnknownCards(ctx, in)
+}
+
+// saveRollups writes the minutes that ended before `before` (all of them
+// when zero). A failed write keeps them for the next try, up to a bound.
+func (l *live) saveRollups(ctx context.Context, before time.Time) error {
+	rs, us := l.fleet.TakeRollups(before)
+	l.rollMu.Lock()
+	defer l.rollMu.Unlock()
+	minutes := append(l.unsaved, toStoreRollups(rs)...)
+	usage := append(l.unsavedUse, toStoreUsage(us)...)
+	if err := l.s.store.SaveRollups(ctx, minutes, usage); err != nil {
+		if len(minutes) > maxUnsaved {
+			minutes = minutes[len(minutes)-maxUnsaved:]
+		}
+		l.unsaved, l.unsavedUse = minutes, usage
+		return err
+	}
+	l.unsaved, l.unsavedUse = nil, nil
+	return nil
+}
+
+func toStoreRollups(rs []telemetry.Rollup) []store.Rollup {
+	out := make([]store.Rollup, len(rs))
+	for i, r := range rs {
+		out[i] = store.Rollup{CardID: r.CardID, At: r.Start, Samples: r.Samples, UtilSum: r.UtilSum, UtilSamples: r.UtilSamples,
+			UtilMax: r.UtilMax, MemMaxMiB: r.MemMaxMiB, MemTotalMiB: r.MemTotalMiB, SampledSeconds: r.SampledSeconds,
+			BusySeconds: r.BusySeconds, FullSeconds: r.FullSeconds, HeldSeconds: r.HeldSeconds, HeldIdleSeconds: r.HeldIdleSeconds,
+			BookingID: r.BookingID}
+	}
+	return out
+}
+
+func toStoreUsage(us []telemetry.Usage) []store.UsageDelta {
+	out := make([]store.UsageDelta, len(us))
+	for i, u := range us {
+		out[i] = store.UsageDelta{BookingID: u.BookingID, SampledSeconds: u.SampledSeconds, BusySeconds: u.BusySeconds, HeldIdleSeconds: u.HeldIdleSeconds}
+	}
+	return out
+}
+
+func (l *live) prune(ctx context.Context) error {
+	now := time.Now()
+	n, err := l.s.store.PruneRollups(ctx, now.Add(-l.s.cfg.KeepMinutes), now.Add(-l.s.cfg.KeepHours))
+	if err == nil && n > 0 {
+		l.s.log.Info("pruned telemetry rollups past their retention", "rows", n)
+	}
+	return err
+}
+
+// autoReleaseWarnAt is when, before the release, its owner is warned.
+func autoReleaseWarnAt(limit time.Duration) time.Duration {
+	return max(limit/2, limit-15*time.Minute)
+}
+
+// autoRelease applies the optional policy: a booking whose every card has
+// been quiet for the configured time is released, after a warning at
+// autoReleaseWarnAt. Any card busy, silent or in maintenance keeps it.
+func (l *live) autoRelease(ctx context.Context) error {
+	limit := l.s.cfg.AutoRelease
+	now := time.Now()
+	idle := map[int64]bool{}
+	for _, b := range l.fleet.IdleBookings(now) {
+		id := b.Hold.BookingID
+		idle[id] = true
+		mins := int(b.IdleFor.Minutes())
+		switch {
+		case b.IdleFor >= limit:
+			res, err := l.s.store.AutoReleaseBooking(ctx, id, mins)
+			if err != nil {
+				if errs.Is(err, errs.Conflict) { // ended meanwhile
+					continue
+				}
+				return err
+			}
+			delete(l.warned, id)
+			l.s.log.Info("auto-released an idle booking", "booking", id, "idle_minutes", mins, "returned_card_seconds", res.ReturnedCardSeconds)
+		case b.IdleFor >= autoReleaseWarnAt(limit) && !l.warned[id]:
+			left := int((limit - b.IdleFor).Minutes())
+			if _, _, err := l.s.store.OpenAlert(ctx, store.AlertInput{Kind: store.AlertReleaseWarned, BookingID: id, Value: float64(max(left, 1))}); err != nil {
+				return err
+			}
+			l.warned[id] = true
+		}
+	}
+	for id := range l.warned {
+		if !idle[id] {
+			delete(l.warned, id)
+			if err := l.s.store.CloseAlert(ctx, store.AlertReleaseWarned, 0, id, 0, now); err != nil {
+				return err
+			}
+		}
+	}
+	if err := l.refreshHolds(ctx); err != nil {
+		return err
+	}
+	return l.refreshAlerts(ctx)
+}

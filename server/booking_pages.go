@@ -1,0 +1,571 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/money"
+	"cardhour/schedule"
+	"cardhour/store"
+	"cardhour/web"
+)
+
+// bkLocalLayouts are the forms' time formats: what <input type=
+// "datetime-local"> sends, with or without seconds, and the same typed by hand.
+var bkLocalLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04"}
+
+// bkParseLocal reads a form time in the portal's zone.
+func (s *Server) bkParseLocal(v string) (time.Time, bool) {
+	v = strings.TrimSpace(v)
+	for _, layout := range bkLocalLayouts {
+		if t, err := time.ParseInLocation(layout, v, s.cfg.TZ); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// bkLocalValue is t as a datetime-local input's value in the portal's zone.
+func (s *Server) bkLocalValue(t time.Time) string { return t.In(s.cfg.TZ).Format(bkLocalLayouts[0]) }
+
+// bkFormID reads a positive id from a form value, 0 when it is none.
+func bkFormID(v string) int64 {
+	id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || id < 0 {
+		return 0
+	}
+	return id
+}
+
+// bkFloat reads an optional number; one that does not parse is a field
+// message.
+func bkFloat(raw string, v *errs.Validation, field string) (float64, bool) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(raw, 64)
+	if err != nil {
+		v.Add(field, "field.number")
+		return 0, false
+	}
+	return x, true
+}
+
+func (s *Server) bkTeamNames(c echo.Context) (map[int64]string, error) {
+	teams, err := s.store.FindTeams(c.Request().Context())
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]string, len(teams))
+	for _, t := range teams {
+		out[t.ID] = t.Name
+	}
+	return out, nil
+}
+
+func bookingItem(b store.BookingView) web.BookingItem {
+	return web.BookingItem{
+		ID: b.ID, TaskID: b.TaskID, TaskName: b.TaskName, TeamName: b.TeamName, Username: b.Username,
+		CardTypeName: b.CardTypeName, Count: b.CardCount, Start: b.StartAt, End: b.EndAt, State: b.State,
+		WaitReason: b.WaitReason, Kind: b.Kind, Priority: b.Priority, CostFen: b.CostFen,
+		BookedHours: schedule.CardHours(b.BookedCardSeconds()),
+	}
+}
+
+var liveStates = []string{store.BookingPending, store.BookingConfirmed, store.BookingActive}
+
+// bookingHome is "预约": unread notifications, my live bookings, my teams'
+// live bookings, and the way to book more.
+func (s *Server) bookingHome(c echo.Context) error {
+	ctx := c.Request().Context()
+	u := mustUser(c)
+	lang := langOf(c)
+	h := web.BookingHomeProps{CanBook: store.RoleRank(u.Role) >= store.RoleRank(store.RoleMember)}
+	notes, err := s.store.FindNotifications(ctx, u.ID, true, 20)
+	if err != nil {
+		return err
+	}
+	for _, n := range notes {
+		h.Notices = append(h.Notices, web.NoticeItem{Message: web.T(lang, n.MessageKey, n.Args()...), Link: n.Link, At: n.CreatedAt})
+	}
+	mine, err := s.store.FindBookings(ctx, store.BookingFilter{UserID: u.ID, States: liveStates})
+	if err != nil {
+		return err
+	}
+	for _, b := range mine {
+		h.Mine = append(h.Mine, bookingItem(b))
+	}
+	teams, err := s.store.TeamIDsOf(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	team, err := s.store.FindBookings(ctx, store.BookingFilter{TeamIDs: teams, States: liveStates})
+	if err != nil {
+		return err
+	}
+	for _, b := range team {
+		if b.UserID != u.ID {
+			h.Team = append(h.Team, bookingItem(b))
+		}
+	}
+	return s.render(c, http.StatusOK, web.BookingHomePage(s.page(c, "bkhome.title", "booking"), h))
+}
+
+func (s *Server) markNotificationsRead(c echo.Context) error {
+	if err := s.store.MarkNotificationsRead(c.Request().Context(), mustUser(c).ID); err != nil {
+		return err
+	}
+	return s.redirectWithFlash(c, "/booking", web.T(langOf(c), "bkhome.marked_read"))
+}
+
+var bookingFormFields = []string{"task_id", "card_type", "count", "mode", "start", "end", "duration_hours", "queue", "override_quota"}
+
+// minNeedGiB stands in for a task that gave no VRAM need: any card carries
+// it, one card each.
+const minNeedGiB = 1e-6
+
+// cardFits measures every card type against a need: the ones that carry it
+// with headroom, cheapest first, then the rest.
+func (s *Server) cardFits(types []store.CardType, need float64, precision string, preferred []int64, maxCards int) (fits, unfit []web.CardFitItem) {
+	specs := make([]schedule.CardSpec, len(types))
+	for i, t := range types {
+		tf := map[string]float64{}
+		for _, p := range store.Precisions {
+			tf[p] = t.TFLOPS(p)
+		}
+		if precision == "" {
+			tf[""] = 1 // no precision asked: every type qualifies
+		}
+		specs[i] = schedule.CardSpec{ID: t.ID, Name: t.Name, VRAMGiB: t.VRAMGiB, TFLOPS: tf, PriceFen: t.PriceFen}
+	}
+	n := need
+	if n <= 0 {
+		n = minNeedGiB
+	}
+	fitted := map[int64]bool{}
+	for _, x := range schedule.FitCardTypes(n, precision, specs, s.cfg.Headroom, maxCards) {
+		fitted[x.Spec.ID] = true
+		item := web.CardFitItem{ID: x.Spec.ID, Name: x.Spec.Name, VRAMGiB: x.Spec.VRAMGiB, Cards: x.Cards, PriceFen: x.Spec.PriceFen,
+			HourlyFen: x.HourlyFen, TFLOPS: x.TFLOPS, Preferred: slices.Contains(preferred, x.Spec.ID),
+			HeadroomPct: int(x.HeadroomShare*100 + 0.5)}
+		if precision == "" {
+			item.TFLOPS = 0
+		}
+		fits = append(fits, item)
+	}
+	for _, t := range types {
+		if !fitted[t.ID] {
+			unfit = append(unfit, web.CardFitItem{ID: t.ID, Name: t.Name, VRAMGiB: t.VRAMGiB, PriceFen: t.PriceFen,
+				TFLOPS: t.TFLOPS(precision), Preferred: slices.Contains(preferred, t.ID)})
+		}
+	}
+	return fits, unfit
+}
+
+// taskBrief recalls a task's baseline and how much of its estimate is left.
+func taskBrief(t store.Task, u store.TaskUsage, teamName string) web.TaskBrief {
+	left := t.EstimateCardSeconds - u.BookedCardSeconds - u.WaitingCardSeconds
+	return web.TaskBrief{ID: t.ID, Name: t.Name, TeamName: teamName, Priority: t.Priority, Readiness: t.DataReadiness,
+		ReadyAt: t.DataReadyAt, VRAMGiB: t.VRAMGiB, Precision: t.Precision, EstimateHours: t.EstimateCardHours(),
+		RemainingHours: schedule.CardHours(max(left, 0))}
+}
+
+// bookingFormPage shows the booking form; the query preselects the task
+// (?task=) and, coming back from the preview, every field.
+func (s *Server) bookingFormPage(c echo.Context) error {
+	f := web.NewForm()
+	q := c.QueryParams()
+	for _, k := range bookingFormFields {
+		f.Values[k] = q.Get(k)
+	}
+	if t := q.Get("task"); t != "" {
+		f.Values["task_id"] = t
+	}
+	if f.Value("mode") == "" {
+		f.Values["mode"] = "now"
+	}
+	if f.Value("duration_hours") == "" {
+		f.Values["duration_hours"] = "2"
+	}
+	if f.Value("start") == "" && f.Value("end") == "" {
+		start := time.Now().Truncate(time.Hour).Add(time.Hour)
+		f.Values["start"] = s.bkLocalValue(start)
+		f.Values["end"] = s.bkLocalValue(start.Add(4 * time.Hour))
+	}
+	return s.renderBookingForm(c, http.StatusOK, f)
+}
+
+func (s *Server) renderBookingForm(c echo.Context, status int, f web.Form) error {
+	ctx := c.Request().Context()
+	u := mustUser(c)
+	lang := langOf(c)
+	bookable, err := s.store.BookableTeamIDs(ctx, u)
+	if err != nil {
+		return err
+	}
+	tasks, err := s.store.FindTasks(ctx, store.TaskFilter{TeamIDs: bookable})
+	if err != nil {
+		return err
+	}
+	teams, err := s.bkTeamNames(c)
+	if err != nil {
+		return err
+	}
+	props := web.BookingFormProps{
+		CanOverride: store.RoleRank(u.Role) >= store.RoleRank(store.RoleManager),
+		HorizonDays: int(s.cfg.Horizon / (24 * time.Hour)),
+		HeadroomPct: int(s.cfg.Headroom*100 + 0.5),
+	}
+	var sel *store.Task
+	want := bkFormID(f.Value("task_id"))
+	for i, t := range tasks {
+		props.Tasks = append(props.Tasks, web.Option{Value: web.I64(t.ID), Label: t.Name + " · " + teams[t.TeamID]})
+		if t.ID == want {
+			sel = &tasks[i]
+		}
+	}
+	switch {
+	case sel == nil && strings.TrimSpace(f.Value("task_id")) == "" && len(tasks) > 0:
+		sel = &tasks[0]
+		f.Values["task_id"] = web.I64(sel.ID)
+	case sel == nil && len(tasks) > 0 && f.FieldError("task_id") == "":
+		f.Errors["task_id"] = web.T(lang, "bkform.task_not_bookable")
+	}
+	types, err := s.store.FindCardTypes(ctx)
+	if err != nil {
+		return err
+	}
+	need, precision, preferred := 0.0, "", []int64(nil)
+	if sel != nil {
+		usage, err := s.store.FindTaskUsage(ctx, []int64{sel.ID})
+		if err != nil {
+			return err
+		}
+		brief := taskBrief(*sel, usage[sel.ID], teams[sel.TeamID])
+		props.Task = &brief
+		need, precision, preferred = sel.VRAMGiB, sel.Precision, sel.CardTypeIDs
+	}
+	props.Fits, props.Unfit = s.cardFits(types, need, precision, preferred, s.store.BookingPolicy().MaxCards)
+	if sel != nil {
+		now := time.Now()
+		quotas, err := s.store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{sel.TeamID}, ActiveAt: &now})
+		if err != nil {
+			return err
+		}
+		left := map[int64]float64{}
+		for _, q := range quotas {
+			left[q.CardTypeID] = q.RemainingHour
+		}
+		for _, list := range [][]web.CardFitItem{props.Fits, props.Unfit} {
+			for i := range list {
+				list[i].QuotaLeftHours, list[i].HasQuota = left[list[i].ID]
+			}
+		}
+	}
+	// Preselect the cheapest fit the team holds a quota for; without a quota
+	// the booking would be refused.
+	if f.Value("card_type") == "" && len(props.Fits) > 0 {
+		f.Values["card_type"] = web.I64(props.Fits[0].ID)
+		for _, x := range props.Fits {
+			if x.HasQuota {
+				f.Values["card_type"] = web.I64(x.ID)
+				break
+			}
+		}
+	}
+	if f.Value("count") == "" {
+		f.Values["count"] = "1"
+		for _, x := range props.Fits {
+			if web.I64(x.ID) == f.Value("card_type") {
+				f.Values["count"] = strconv.Itoa(x.Cards)
+			}
+		}
+	}
+	return s.render(c, status, web.BookingFormPage(s.page(c, "bkform.title", "booking"), props, f))
+}
+
+// bookingRequestFromForm parses the form into a request: "book now" starts
+// now for the given hours, otherwise start and end are read in the portal's
+// zone. What does not parse is a field message; the rest is the store's to
+// check.
+func (s *Server) bookingRequestFromForm(f web.Form) (store.BookingRequest, error) {
+	v := errs.NewValidation("server.bookingRequestFromForm")
+	req := store.BookingRequest{Queue: f.Value("queue") != "", OverrideQuota: f.Value("override_quota") != ""}
+	if req.TaskID = bkFormID(f.Value("task_id")); req.TaskID == 0 {
+		v.Add("task_id", "bkform.task_required")
+	}
+	if req.CardTypeID = bkFormID(f.Value("card_type")); req.CardTypeID == 0 {
+		v.Add("card_type", "bkform.card_type_required")
+	}
+	switch raw := strings.TrimSpace(f.Value("count")); {
+	case raw == "":
+		v.Add("count", "field.required")
+	default:
+		n, err := strconv.Atoi(raw)
+		if err != nil {
+			v.Add("count", "field.integer")
+		}
+		req.Count = n
+	}
+	if f.Value("mode") == "now" {
+		hours, ok := bkFloat(f.Value("duration_hours"), v, "duration_hours")
+		if !ok && strings.TrimSpace(f.Value("duration_hours")) == "" {
+			v.Add("duration_hours", "field.required")
+		}
+		// Cap absurd lengths before they overflow a Duration; the store
+		// refuses them as past the horizon.
+		hours = min(hours, 100*365*24)
+		req.Start = time.Now()
+		req.End = req.Start.Add(time.Duration(hours * float64(time.Hour)))
+		return req, v.Err()
+	}
+	for field, dst := range map[string]*time.Time{"start": &req.Start, "end": &req.End} {
+		raw := strings.TrimSpace(f.Value(field))
+		if raw == "" {
+			continue // the store names a missing time
+		}
+		t, ok := s.bkParseLocal(raw)
+		if !ok {
+			v.Add(field, "bkform.time_invalid")
+			continue
+		}
+		*dst = t
+	}
+	return req, v.Err()
+}
+
+// bookingFormFailed shows the form again with the reasons; in "book now"
+// mode the window's messages belong to the duration.
+func (s *Server) bookingFormFailed(c echo.Context, err error, f web.Form) error {
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	if f.Value("mode") == "now" {
+		for _, k := range []string{"end", "start"} {
+			if msg := f.Errors[k]; msg != "" {
+				f.Errors["duration_hours"] = msg
+				delete(f.Errors, k)
+			}
+		}
+	}
+	return s.renderBookingForm(c, statusOf(errs.CodeOf(err)), f)
+}
+
+// previewBookingForm shows what the request costs and what it will do,
+// without booking: card-hours × price, the quota left, free cards, and a
+// warning when it books more than the task's estimate has left.
+func (s *Server) previewBookingForm(c echo.Context) error {
+	ctx := c.Request().Context()
+	f := formOf(c, bookingFormFields...)
+	req, err := s.bookingRequestFromForm(f)
+	var pv *store.BookingPreview
+	if err == nil {
+		pv, err = s.store.PreviewBooking(ctx, req)
+	}
+	if err != nil {
+		return s.bookingFormFailed(c, err, f)
+	}
+	usage, err := s.store.FindTaskUsage(ctx, []int64{pv.Task.ID})
+	if err != nil {
+		return err
+	}
+	teams, err := s.bkTeamNames(c)
+	if err != nil {
+		return err
+	}
+	v := web.BookingPreviewProps{
+		Task: taskBrief(pv.Task, usage[pv.Task.ID], teams[pv.Task.TeamID]), CardTypeName: pv.CardType.Name, Count: req.Count,
+		Start: pv.Start, End: pv.End, Kind: pv.Kind, CardHours: schedule.CardHours(pv.CardSeconds),
+		PriceFen: pv.CardType.PriceFen, CostFen: pv.CostFen, QuotaOverride: pv.QuotaOverride,
+		FreeCards: pv.FreeCards, TotalCards: pv.TotalCards, Placed: pv.Placed, Preempts: pv.Preempts, WaitReason: pv.WaitReason,
+	}
+	v.OverEstimate = v.CardHours > v.Task.RemainingHours+1e-9
+	start := pv.Start
+	quotas, err := s.store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{pv.Task.TeamID}, CardTypeID: pv.CardType.ID, ActiveAt: &start})
+	if err != nil {
+		return err
+	}
+	if len(quotas) > 0 {
+		q := quotas[0]
+		v.HasQuota, v.QuotaLeftHours, v.QuotaExpires = true, q.RemainingHour, q.ExpiresAt
+		v.QuotaAfterHours = q.RemainingHour - v.CardHours
+	}
+	back := url.Values{}
+	for _, k := range bookingFormFields {
+		if val := f.Value(k); val != "" {
+			v.Hidden = append(v.Hidden, web.Hidden{Name: k, Value: val})
+			back.Set(k, val)
+		}
+	}
+	v.EditURL = "/booking/new?" + back.Encode()
+	return s.render(c, http.StatusOK, web.BookingPreviewPage(s.page(c, "bkpreview.title", "booking"), v))
+}
+
+// createBookingForm makes the booking the preview showed.
+func (s *Server) createBookingForm(c echo.Context) error {
+	f := formOf(c, bookingFormFields...)
+	req, err := s.bookingRequestFromForm(f)
+	var res *store.BookingResult
+	if err == nil {
+		res, err = s.store.CreateBooking(c.Request().Context(), req)
+	}
+	if err != nil {
+		return s.bookingFormFailed(c, err, f)
+	}
+	lang := langOf(c)
+	b := res.Booking
+	msg := web.T(lang, "bkflash.placed", b.ID, len(res.Cards))
+	if b.State == store.BookingPending {
+		msg = web.T(lang, "bkflash.waiting", b.ID, web.T(lang, "bkwait."+b.WaitReason))
+	}
+	if len(res.Preempted) > 0 {
+		msg += " " + web.T(lang, "bkflash.preempted", len(res.Preempted))
+	}
+	return s.redirectWithFlash(c, bookingPath(b.ID), msg)
+}
+
+func bookingPath(id int64) string { return "/bookings/" + strconv.FormatInt(id, 10) }
+
+func (s *Server) bookingDetail(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	return s.renderBookingDetail(c, http.StatusOK, id, "", web.NewForm())
+}
+
+// renderBookingDetail shows a booking to any signed-in user (who holds which
+// cards is no secret on the board either); the actions only to its owner,
+// the team's managers and admins, who are also the ones the store allows.
+func (s *Server) renderBookingDetail(c echo.Context, status int, id int64, actionErr string, extend web.Form) error {
+	ctx := c.Request().Context()
+	b, err := s.store.FindBookingByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	u := mustUser(c)
+	managed, err := s.store.ManagedTeamIDs(ctx, u)
+	if err != nil {
+		return err
+	}
+	manager := slices.Contains(managed, b.TeamID)
+	mayAct := (b.UserID == u.ID || manager) && store.RoleRank(u.Role) >= store.RoleRank(store.RoleMember)
+	now := time.Now()
+	d := web.BookingDetailProps{
+		B: bookingItem(*b), Cards: b.Cards, PriceFen: b.PriceFen, SubmittedAt: b.SubmittedAt, ConfirmedAt: b.ConfirmedAt,
+		EndedAt: b.EndedAt, QuotaOverride: b.QuotaOverrideBy != nil, ActionErr: actionErr,
+		CanRelease: mayAct && (b.State == store.BookingConfirmed || b.State == store.BookingActive) && now.Before(b.EndAt),
+		CanCancel:  mayAct && (b.State == store.BookingPending || (b.State == store.BookingConfirmed && now.Before(b.StartAt))),
+		CanExtend:  mayAct && b.Live() && now.Before(b.EndAt),
+		CanApprove: manager && store.RoleRank(u.Role) >= store.RoleRank(store.RoleManager) &&
+			b.State == store.BookingPending && b.WaitReason == store.WaitApproval,
+	}
+	switch {
+	case b.State == store.BookingPreempted:
+		var by int64
+		if _, err := fmt.Sscanf(b.StateNote, "booking #%d", &by); err == nil {
+			d.PreemptedBy = by
+		}
+	case strings.HasPrefix(b.StateNote, "window passed while waiting"):
+		d.StateNote = web.T(langOf(c), "bkdetail.expired_note")
+	default:
+		d.StateNote = b.StateNote
+	}
+	if b.State == store.BookingReleased && b.EndedAt != nil && b.EndedAt.Before(b.EndAt) {
+		returned := schedule.CardSeconds(b.CardCount, *b.EndedAt, b.EndAt)
+		d.ReturnedHours, d.ReturnedFen = schedule.CardHours(returned), schedule.CostFen(returned, b.PriceFen)
+	}
+	if extend.Value("end") == "" && len(extend.Errors) == 0 {
+		extend.Values["end"] = s.bkLocalValue(b.EndAt.Add(time.Hour))
+	}
+	return s.render(c, status, web.BookingDetailPage(s.page(c, "bkdetail.page", "booking"), d, extend))
+}
+
+// bookingActionFailed shows the booking again with why a release, cancel or
+// approval was refused; other errors go to the error handler.
+func (s *Server) bookingActionFailed(c echo.Context, id int64, err error) error {
+	if msg, ok := refused(langOf(c), err); ok {
+		return s.renderBookingDetail(c, statusOf(errs.CodeOf(err)), id, msg, web.NewForm())
+	}
+	return err
+}
+
+func (s *Server) releaseBookingForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	res, err := s.store.ReleaseBooking(c.Request().Context(), id)
+	if err != nil {
+		return s.bookingActionFailed(c, id, err)
+	}
+	msg := web.T(langOf(c), "bkflash.released", id, strconv.FormatFloat(schedule.CardHours(res.ReturnedCardSeconds), 'f', 1, 64),
+		"¥"+money.Fen(res.ReturnedFen).Yuan())
+	return s.redirectWithFlash(c, bookingPath(id), msg)
+}
+
+func (s *Server) cancelBookingForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.CancelBooking(c.Request().Context(), id); err != nil {
+		return s.bookingActionFailed(c, id, err)
+	}
+	return s.redirectWithFlash(c, bookingPath(id), web.T(langOf(c), "bkflash.cancelled", id))
+}
+
+func (s *Server) approveBookingForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	res, err := s.store.ApproveBooking(c.Request().Context(), id)
+	if err != nil {
+		return s.bookingActionFailed(c, id, err)
+	}
+	lang := langOf(c)
+	msg := web.T(lang, "bkflash.approved_placed", id, len(res.Cards))
+	if res.Booking.State == store.BookingPending {
+		msg = web.T(lang, "bkflash.approved_waiting", id, web.T(lang, "bkwait."+res.Booking.WaitReason))
+	}
+	return s.redirectWithFlash(c, bookingPath(id), msg)
+}
+
+// extendBookingForm moves the end later; the new end is read in the
+// portal's zone.
+func (s *Server) extendBookingForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	f := formOf(c, "end")
+	const op = "server.extendBookingForm"
+	raw := strings.TrimSpace(f.Value("end"))
+	var end time.Time
+	switch t, ok := s.bkParseLocal(raw); {
+	case raw == "":
+		err = &errs.Error{Code: errs.Invalid, Op: op, Key: "booking.end_required", Fields: map[string]string{"end": "booking.end_required"}}
+	case !ok:
+		err = &errs.Error{Code: errs.Invalid, Op: op, Key: "bkform.time_invalid", Fields: map[string]string{"end": "bkform.time_invalid"}}
+	default:
+		end = t
+		_, err = s.store.ExtendBooking(c.Request().Context(), id, end)
+	}
+	if err == nil {
+		return s.redirectWithFlash(c, bookingPath(id), web.T(langOf(c), "bkflash.extended", id, end.In(s.cfg.TZ).Format("2006-01-02 15:04")))
+	}
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.renderBookingDetail(c, statusOf(errs.CodeOf(err)), id, "", f)
+}

@@ -1,0 +1,242 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/store"
+	"cardhour/telemetry"
+)
+
+// maxPushBody bounds one push: nvidia-smi output for a host is a few KiB,
+// an agent's catch-up batch a few hundred.
+const maxPushBody = 4 << 20
+
+// hostParam is what a host name may look like in ?host= (as in the inventory).
+var hostParam = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+// telemetryWriter admits an agent token, or an admin (API token or
+// session). Push routes are Public in the table because an agent token is
+// no user; this is their gate. A board token, a non-admin's token or no
+// credentials at all are refused.
+func (s *Server) telemetryWriter(c echo.Context) error {
+	const op = "server.telemetryWriter"
+	ctx := c.Request().Context()
+	if secret, ok := bearerToken(c.Request()); ok {
+		if _, err := s.store.FindTelemetryToken(ctx, store.TokenAgent, secret); err == nil {
+			return nil
+		} else if !errs.Is(err, errs.Unauthorized) {
+			return err
+		}
+	}
+	u, err := s.currentUser(c)
+	if err != nil {
+		return err
+	}
+	if u == nil {
+		return errs.E(errs.Unauthorized, op, "telemetry.token_required")
+	}
+	if u.Role != store.RoleAdmin {
+		return errs.E(errs.Forbidden, op, "telemetry.agent_only")
+	}
+	return nil
+}
+
+func readBody(c echo.Context) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(c.Request().Body, maxPushBody+1))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errs.E(errs.TooLarge, "server.readBody", "error.too_large")
+		}
+		return nil, errs.Wrap(errs.Invalid, "server.readBody", err)
+	}
+	if len(body) > maxPushBody {
+		return nil, errs.E(errs.TooLarge, "server.readBody", "error.too_large")
+	}
+	return body, nil
+}
+
+// pushResult answers a push.
+type pushResult struct {
+	Accepted int              `json:"accepted"`
+	Unknown  int              `json:"unknown"`
+	Ignored  int              `json:"ignored"`
+	Skipped  []skippedLineOut `json:"skipped_lines,omitempty"`
+}
+
+type skippedLineOut struct {
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// apiPushNvidiaSMI takes the raw CSV of the GPU query (with or without
+// units and header), optionally followed by a blank line and the CSV of the
+// compute-apps query, so `nvidia-smi … | curl --data-binary @- …` is enough.
+func (s *Server) apiPushNvidiaSMI(c echo.Context) error {
+	const op = "server.apiPushNvidiaSMI"
+	if err := s.telemetryWriter(c); err != nil {
+		return err
+	}
+	host := c.QueryParam("host")
+	if !hostParam.MatchString(host) {
+		return &errs.Error{Code: errs.Invalid, Op: op, Key: "telemetry.host_required", Fields: map[string]string{"host": "telemetry.host_required"}}
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	gpus, apps := body, []byte(nil)
+	if i := bytes.Index(body, []byte("\n\n")); i >= 0 {
+		gpus, apps = body[:i], body[i+2:]
+	} else if i := bytes.Index(body, []byte("\r\n\r\n")); i >= 0 {
+		gpus, apps = body[:i], body[i+4:]
+	}
+	now := time.Now()
+	samples, bad := telemetry.ParseGPUQuery(bytes.NewReader(gpus), host, now)
+	if len(apps) > 0 {
+		rows, badApps := telemetry.ParseComputeApps(bytes.NewReader(apps))
+		telemetry.AttachProcesses(samples, rows)
+		bad = append(bad, badApps...)
+	}
+	out := pushResult{}
+	for _, b := range bad {
+		if len(out.Skipped) < 20 {
+			out.Skipped = append(out.Skipped, skippedLineOut{b.Line, b.Reason})
+		}
+	}
+	if len(samples) == 0 {
+		return &errs.Error{Code: errs.Invalid, Op: op, Key: "telemetry.no_samples"}
+	}
+	res := s.live.ingest(samples, telemetry.SourcePush)
+	out.Accepted, out.Unknown, out.Ignored = res.Accepted, res.Unknown, res.Ignored
+	return c.JSON(http.StatusOK, out)
+}
+
+// maxBatchSamples bounds one agent batch (60 rounds of 16 cards, and more).
+const maxBatchSamples = 20000
+
+// apiPushSamples takes an agent's batch: samples already parsed on the
+// host, each with the time it was taken.
+func (s *Server) apiPushSamples(c echo.Context) error {
+	const op = "server.apiPushSamples"
+	if err := s.telemetryWriter(c); err != nil {
+		return err
+	}
+	body, err := readBody(c)
+	if err != nil {
+		return err
+	}
+	var b telemetry.Batch
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		return &errs.Error{Code: errs.Invalid, Op: op, Key: "error.bad_json", Args: []any{err.Error()}, Err: err}
+	}
+	if b.Host != "" && !hostParam.MatchString(b.Host) {
+		return &errs.Error{Code: errs.Invalid, Op: op, Key: "telemetry.host_required", Fields: map[string]string{"host": "telemetry.host_required"}}
+	}
+	if len(b.Samples) == 0 {
+		return &errs.Error{Code: errs.Invalid, Op: op, Key: "telemetry.no_samples"}
+	}
+	if len(b.Samples) > maxBatchSamples {
+		return errs.E(errs.TooLarge, op, "error.too_large")
+	}
+	for i := range b.Samples {
+		if b.Samples[i].Host == "" || !hostParam.MatchString(b.Samples[i].Host) {
+			b.Samples[i].Host = b.Host
+		}
+	}
+	res := s.live.ingest(b.Samples, telemetry.SourceAgent)
+	return c.JSON(http.StatusOK, pushResult{Accepted: res.Accepted, Unknown: res.Unknown, Ignored: res.Ignored})
+}
+
+// tokenRequest creates a board or agent token.
+type tokenRequest struct {
+	Name string `json:"name"`
+}
+
+// telemetryTokenJSON is a token just issued: the secret appears only here.
+type telemetryTokenJSON struct {
+	ID        int64     `json:"id"`
+	Kind      string    `json:"kind"`
+	Name      string    `json:"name"`
+	Prefix    string    `json:"prefix"`
+	CreatedAt time.Time `json:"created_at"`
+	Token     string    `json:"token"`
+	BoardURL  string    `json:"board_url,omitempty"`
+}
+
+func (s *Server) apiCreateTelemetryToken(kind string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		var in tokenRequest
+		if err := decodeJSON(c, &in); err != nil {
+			return err
+		}
+		t, secret, err := s.store.CreateTelemetryToken(c.Request().Context(), kind, in.Name)
+		if err != nil {
+			return err
+		}
+		out := telemetryTokenJSON{ID: t.ID, Kind: t.Kind, Name: t.Name, Prefix: t.Prefix, CreatedAt: t.CreatedAt, Token: secret}
+		if kind == store.TokenBoard {
+			out.BoardURL = s.portalURL(c) + "/board?token=" + secret
+		}
+		return c.JSON(http.StatusCreated, out)
+	}
+}
+
+// fleetJSON is the live state as the API returns it.
+type fleetJSON struct {
+	At      time.Time             `json:"at"`
+	Summary telemetry.Summary     `json:"summary"`
+	Cards   []telemetry.CardView  `json:"cards"`
+	Alerts  []telemetry.AlertView `json:"alerts"`
+}
+
+func (s *Server) apiFleet(c echo.Context) error {
+	if err := s.live.ensureFresh(c.Request().Context(), 5*time.Second); err != nil {
+		return err
+	}
+	now := time.Now()
+	out := fleetJSON{At: now, Summary: s.live.fleet.Summary(now), Cards: s.live.fleet.Snapshot(), Alerts: s.live.openAlerts()}
+	if out.Alerts == nil {
+		out.Alerts = []telemetry.AlertView{}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// apiBookingUsage is a booking's used and idle card-hours.
+func (s *Server) apiBookingUsage(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	// Only someone who may see the booking sees its usage.
+	if _, err := s.visibleBooking(c, id); err != nil {
+		return err
+	}
+	u, err := s.store.FindBookingUsage(ctx, id)
+	if err != nil {
+		return err
+	}
+	alerts, err := s.store.FindBookingAlerts(ctx, id)
+	if err != nil {
+		return err
+	}
+	if alerts == nil {
+		alerts = []store.AlertView{}
+	}
+	return c.JSON(http.StatusOK, struct {
+		*store.BookingUsage
+		Alerts []store.AlertView `json:"alerts"`
+	}{u, alerts})
+}

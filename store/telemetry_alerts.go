@@ -1,0 +1,273 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"gorm.io/gorm"
+
+	"cardhour/errs"
+)
+
+// Alert kinds.
+const (
+	AlertVRAM          = "vram"           // VRAM at or above the alert share of the card's total
+	AlertHeldIdle      = "held_idle"      // booked, and idle longer than the threshold
+	AlertReleaseWarned = "release_warned" // the auto-release policy warned the booking
+	AlertReleased      = "auto_released"  // the auto-release policy released the booking
+)
+
+// Alert is one episode of a condition on a card or a booking: it opens
+// when the condition starts and closes when it ends, so people are told
+// once per episode, not once per sample.
+type Alert struct {
+	ID        int64      `json:"id"`
+	Kind      string     `json:"kind"`
+	CardID    *int64     `json:"card_id"`
+	BookingID *int64     `json:"booking_id"`
+	Value     float64    `json:"value"`
+	StartedAt time.Time  `json:"started_at"`
+	EndedAt   *time.Time `json:"ended_at"`
+}
+
+// TableName maps Alert to its table.
+func (Alert) TableName() string { return "telemetry_alerts" }
+
+// AlertView is an alert with the card and booking it is about.
+type AlertView struct {
+	Alert
+	UUID     string `json:"uuid" gorm:"column:uuid"`
+	HostName string `json:"host"`
+	GPUIndex int    `json:"index" gorm:"column:gpu_index"`
+	TeamName string `json:"team"`
+	TaskName string `json:"task"`
+}
+
+// AlertInput opens an alert.
+type AlertInput struct {
+	Kind      string
+	CardID    int64 // 0 for a booking-wide alert
+	BookingID int64 // 0 when no booking holds the card
+	Value     float64
+	At        time.Time
+}
+
+// reopenWindow is how soon after its end an episode of the same condition
+// on the same card and booking continues the old one rather than starting a
+// new one: a restart of the portal, or a card dipping out of the condition
+// for a moment, does not tell people twice.
+const reopenWindow = 15 * time.Minute
+
+// OpenAlert records the start of an episode and tells the booking's owner
+// and its team's managers. An episode already open (or closed moments ago)
+// for the same kind, card and booking is returned instead, without telling
+// anyone again.
+func (s *Store) OpenAlert(ctx context.Context, in AlertInput) (*Alert, bool, error) {
+	const op = "store.OpenAlert"
+	at := in.At.UTC()
+	if at.IsZero() {
+		at = s.now()
+	}
+	var out Alert
+	created := false
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		q := tx.Where("kind = ?", in.Kind)
+		q = whereID(q, "card_id", in.CardID)
+		q = whereID(q, "booking_id", in.BookingID)
+		var prev []Alert
+		if err := q.Where("(ended_at IS NULL OR ended_at > ?)", at.Add(-reopenWindow)).Order("id DESC").Limit(1).Find(&prev).Error; err != nil {
+			return err
+		}
+		if len(prev) == 1 {
+			out = prev[0]
+			if out.EndedAt != nil {
+				out.EndedAt = nil
+				out.Value = math.Max(out.Value, in.Value)
+				return tx.Save(&out).Error
+			}
+			return nil
+		}
+		out = Alert{Kind: in.Kind, Value: in.Value, StartedAt: at}
+		if in.CardID != 0 {
+			id := in.CardID
+			out.CardID = &id
+		}
+		if in.BookingID != 0 {
+			id := in.BookingID
+			out.BookingID = &id
+		}
+		if err := tx.Create(&out).Error; err != nil {
+			return err
+		}
+		created = true
+		if in.BookingID == 0 {
+			return nil
+		}
+		return s.notifyAlert(tx, &out)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return &out, created, nil
+}
+
+func whereID(q *gorm.DB, col string, id int64) *gorm.DB {
+	if id == 0 {
+		return q.Where(col + " IS NULL")
+	}
+	return q.Where(col+" = ?", id)
+}
+
+// notifyAlert tells the booking's owner and its team's managers.
+func (s *Store) notifyAlert(tx *gorm.DB, a *Alert) error {
+	var b Booking
+	if err := tx.First(&b, *a.BookingID).Error; err != nil {
+		return err
+	}
+	var task Task
+	if err := tx.First(&task, b.TaskID).Error; err != nil {
+		return err
+	}
+	where := ""
+	if a.CardID != nil {
+		var c struct {
+			HostName string
+			GPUIndex int `gorm:"column:gpu_index"`
+		}
+		if err := tx.Table("cards c").Select("h.name AS host_name, c.gpu_index").Joins("JOIN hosts h ON h.id = c.host_id").
+			Where("c.id = ?", *a.CardID).Scan(&c).Error; err != nil {
+			return err
+		}
+		where = fmt.Sprintf("%s #%d", c.HostName, c.GPUIndex)
+	}
+	var managers []int64
+	if err := tx.Model(&Membership{}).Where("team_id = ? AND role = ?", b.TeamID, TeamRoleManager).Pluck("user_id", &managers).Error; err != nil {
+		return err
+	}
+	to := []int64{b.UserID}
+	for _, m := range managers {
+		if m != b.UserID {
+			to = append(to, m)
+		}
+	}
+	link := fmt.Sprintf("/bookings/%d", b.ID)
+	for _, uid := range to {
+		var err error
+		switch a.Kind {
+		case AlertVRAM:
+			err = s.notify(tx, uid, "alert_vram", "notify.alert_vram", link, b.ID, task.Name, where, int(math.Round(a.Value)))
+		case AlertHeldIdle:
+			err = s.notify(tx, uid, "alert_held_idle", "notify.alert_held_idle", link, b.ID, task.Name, where, int(math.Round(a.Value)))
+		case AlertReleaseWarned:
+			err = s.notify(tx, uid, "alert_release_warned", "notify.alert_release_warned", link, b.ID, task.Name, int(math.Round(a.Value)))
+		case AlertReleased:
+			err = s.notify(tx, uid, "alert_released", "notify.alert_released", link, b.ID, task.Name, int(math.Round(a.Value)))
+		default:
+			return errs.Internalf("store.notifyAlert", "unknown alert kind %q", a.Kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CloseAlert ends the open episode of kind on the card (cardID 0: on the
+// booking), recording value when it is larger (the peak VRAM, the idle
+// minutes).
+func (s *Store) CloseAlert(ctx context.Context, kind string, cardID, bookingID int64, value float64, at time.Time) error {
+	const op = "store.CloseAlert"
+	at = at.UTC()
+	return s.tx(ctx, op, func(tx *gorm.DB) error {
+		q := tx.Where("kind = ? AND ended_at IS NULL", kind)
+		if cardID != 0 {
+			q = q.Where("card_id = ?", cardID)
+		} else {
+			q = whereID(q, "booking_id", bookingID)
+		}
+		var open []Alert
+		if err := q.Find(&open).Error; err != nil {
+			return err
+		}
+		for i := range open {
+			a := &open[i]
+			a.EndedAt = &at
+			a.Value = math.Max(a.Value, value)
+			if err := tx.Save(a).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) alertViews(ctx context.Context) *gorm.DB {
+	return s.read(ctx).Table("telemetry_alerts a").
+		Select("a.*, COALESCE(c.uuid, '') AS uuid, COALESCE(h.name, '') AS host_name, COALESCE(c.gpu_index, 0) AS gpu_index, " +
+			"COALESCE(tm.name, '') AS team_name, COALESCE(t.name, '') AS task_name").
+		Joins("LEFT JOIN cards c ON c.id = a.card_id").
+		Joins("LEFT JOIN hosts h ON h.id = c.host_id").
+		Joins("LEFT JOIN bookings b ON b.id = a.booking_id").
+		Joins("LEFT JOIN teams tm ON tm.id = b.team_id").
+		Joins("LEFT JOIN tasks t ON t.id = b.task_id")
+}
+
+func scanAlerts(q *gorm.DB, op string) ([]AlertView, error) {
+	var out []AlertView
+	if err := q.Scan(&out).Error; err != nil {
+		return nil, translate(op, err)
+	}
+	for i := range out {
+		out[i].StartedAt = out[i].StartedAt.UTC()
+		if out[i].EndedAt != nil {
+			e := out[i].EndedAt.UTC()
+			out[i].EndedAt = &e
+		}
+	}
+	return out, nil
+}
+
+// FindOpenAlerts lists the episodes still open, newest first.
+func (s *Store) FindOpenAlerts(ctx context.Context) ([]AlertView, error) {
+	return scanAlerts(s.alertViews(ctx).Where("a.ended_at IS NULL").Order("a.started_at DESC, a.id DESC").Limit(200), "store.FindOpenAlerts")
+}
+
+// FindBookingAlerts lists a booking's alerts, newest first, for its page.
+func (s *Store) FindBookingAlerts(ctx context.Context, bookingID int64) ([]AlertView, error) {
+	return scanAlerts(s.alertViews(ctx).Where("a.booking_id = ?", bookingID).Order("a.started_at DESC, a.id DESC").Limit(100), "store.FindBookingAlerts")
+}
+
+// CloseStaleAlerts ends episodes left open before t (a portal that stopped
+// without closing them); the live state opens them again if they persist.
+func (s *Store) CloseStaleAlerts(ctx context.Context, t time.Time) (int64, error) {
+	res := s.read(ctx).Model(&Alert{}).Where("ended_at IS NULL AND started_at < ? AND kind IN ?", t.UTC(),
+		[]string{AlertVRAM, AlertHeldIdle, AlertReleaseWarned}).Update("ended_at", t.UTC())
+	return res.RowsAffected, translate("store.CloseStaleAlerts", res.Error)
+}
+
+// AutoReleaseBooking releases a booking that stayed idle past the policy's
+// limit. It acts for the booking's owner (the release rules are the
+// owner's), is audited as the auto-release, and tells the owner and the
+// team's managers.
+func (s *Store) AutoReleaseBooking(ctx context.Context, bookingID int64, idleMinutes int) (*ReleaseResult, error) {
+	const op = "store.AutoReleaseBooking"
+	var b Booking
+	if err := s.read(ctx).First(&b, bookingID).Error; err != nil {
+		return nil, withKey(translate(op, err), "booking.not_found")
+	}
+	actx := WithActor(ctx, Actor{UserID: b.UserID, Username: "auto-release", IP: "telemetry"})
+	res, err := s.ReleaseBooking(actx, bookingID)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := s.OpenAlert(ctx, AlertInput{Kind: AlertReleased, BookingID: bookingID, Value: float64(idleMinutes)}); err != nil {
+		return res, err
+	}
+	now := s.now()
+	if err := s.CloseAlert(ctx, AlertReleased, 0, bookingID, float64(idleMinutes), now); err != nil {
+		return res, err
+	}
+	return res, s.CloseAlert(ctx, AlertReleaseWarned, 0, bookingID, 0, now)
+}

@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"cardhour/errs"
+)
+
+// Telemetry token kinds. They live in api_tokens beside user tokens but act
+// as no user: an agent token may only push samples, a board token may only
+// watch the board. FindTokenUser refuses both.
+const (
+	TokenAgent = "agent"
+	TokenBoard = "board"
+)
+
+// TelemetryTokenView is a telemetry token with the name of the admin who
+// issued it.
+type TelemetryTokenView struct {
+	APIToken
+	CreatedBy string `json:"created_by"`
+}
+
+func telemetryKind(kind string) bool { return kind == TokenAgent || kind == TokenBoard }
+
+// requireAdmin loads the acting user inside tx and refuses anyone but an
+// admin.
+func requireAdmin(ctx context.Context, tx *gorm.DB, op string) (*User, error) {
+	u, err := actorUser(ctx, tx, op)
+	if err != nil {
+		return nil, err
+	}
+	if u.Role != RoleAdmin {
+		return nil, errs.E(errs.Forbidden, op, "auth.forbidden")
+	}
+	return u, nil
+}
+
+// CreateTelemetryToken issues an agent or board token; only admins may.
+// The secret is returned once and stored only as its hash.
+func (s *Store) CreateTelemetryToken(ctx context.Context, kind, name string) (*APIToken, string, error) {
+	const op = "store.CreateTelemetryToken"
+	name = strings.TrimSpace(name)
+	if name == "" {
+		name = kind
+	}
+	v := errs.NewValidation(op)
+	v.Check(telemetryKind(kind), "kind", "token.kind_invalid")
+	v.Check(len([]rune(name)) <= 100, "name", "field.too_long")
+	if err := v.Err(); err != nil {
+		return nil, "", err
+	}
+	prefix := "cha_"
+	if kind == TokenBoard {
+		prefix = "chb_"
+	}
+	secret, hash, err := newSecret(prefix)
+	if err != nil {
+		return nil, "", errs.Internalf(op, "random: %w", err)
+	}
+	var t *APIToken
+	err = s.tx(ctx, op, func(tx *gorm.DB) error {
+		u, err := requireAdmin(ctx, tx, op)
+		if err != nil {
+			return err
+		}
+		t = &APIToken{UserID: u.ID, Name: name, Kind: kind, Prefix: secret[:8], TokenHash: hash, CreatedAt: s.now()}
+		if err := tx.Create(t).Error; err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, "create", "api_token", t.ID, kind+": "+t.Name, nil, t)
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return t, secret, nil
+}
+
+// FindTelemetryToken resolves a secret to a live token of kind. Any other
+// answer — unknown, revoked, another kind, its issuer disabled — is
+// Unauthorized, so a caller cannot tell them apart.
+func (s *Store) FindTelemetryToken(ctx context.Context, kind, secret string) (*APIToken, error) {
+	const op = "store.FindTelemetryToken"
+	if secret == "" || !telemetryKind(kind) {
+		return nil, errs.E(errs.Unauthorized, op, "auth.token_invalid")
+	}
+	var t APIToken
+	err := s.read(ctx).Table("api_tokens t").Select("t.*").Joins("JOIN users u ON u.id = t.user_id").
+		Where("t.token_hash = ? AND t.kind = ? AND t.revoked_at IS NULL AND u.disabled = ?", HashSecret(secret), kind, false).
+		Take(&t).Error
+	if err != nil {
+		if e := translate(op, err); !errs.Is(e, errs.NotFound) {
+			return nil, e
+		}
+		return nil, errs.E(errs.Unauthorized, op, "auth.token_invalid")
+	}
+	now := s.now()
+	if t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) > time.Minute {
+		_ = s.read(ctx).Model(&APIToken{}).Where("id = ?", t.ID).Update("last_used_at", now).Error
+	}
+	return &t, nil
+}
+
+// FindTelemetryTokens lists every agent and board token, newest first.
+func (s *Store) FindTelemetryTokens(ctx context.Context) ([]TelemetryTokenView, error) {
+	var out []TelemetryTokenView
+	err := s.read(ctx).Table("api_tokens t").Select("t.*, u.username AS created_by").Joins("JOIN users u ON u.id = t.user_id").
+		Where("t.kind IN ?", []string{TokenAgent, TokenBoard}).Order("t.id DESC").Scan(&out).Error
+	if err != nil {
+		return nil, translate("store.FindTelemetryTokens", err)
+	}
+	return out, nil
+}
+
+// RevokeTelemetryToken disables an agent or board token; only admins may.
+func (s *Store) RevokeTelemetryToken(ctx context.Context, id int64) error {
+	const op = "store.RevokeTelemetryToken"
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		if _, err := requireAdmin(ctx, tx, op); err != nil {
+			return err
+		}
+		var t APIToken
+		if err := tx.Where("id = ? AND kind IN ?", id, []string{TokenAgent, TokenBoard}).First(&t).Error; err != nil {
+			return withKey(translate(op, err), "token.not_found")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.RevokeAPIToken(ctx, id, 0)
+}
