@@ -20,6 +20,7 @@ import (
 	"cardhour/config"
 	"cardhour/server"
 	"cardhour/store"
+	"cardhour/telemetry"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -47,6 +48,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = migrate(ctx, args, getenv, stdout, stderr)
 	case "token":
 		err = token(ctx, args, getenv, stdout, stderr)
+	case "agent":
+		err = telemetry.AgentCommand(ctx, args, getenv, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "cardhour", version)
 	case "help", "-h", "--help":
@@ -70,6 +73,7 @@ commands:
   serve                          run the portal (default)
   migrate up|status              apply or list database migrations
   token --user NAME [--name L]   issue an API token for a user and print it once
+  agent --server URL --token T   on a GPU host: sample nvidia-smi every --interval (1s) and push to the portal
   version                        print the version
 
 Every flag has a CARDHOUR_* environment variable; see README.md or "cardhour serve -h".`)

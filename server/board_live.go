@@ -201,14 +201,18 @@ func (l *live) start(ctx context.Context) {
 	if err := l.refreshAlerts(ctx); err != nil {
 		s.log.Warn("board start: alerts not loaded", "err", err)
 	}
+	if s.cfg.Simulator {
+		// A few minutes of made-up history warm the live state (a booked card
+		// idle on purpose shows as held idle at once). It only warms: its
+		// rollups are dropped, as the last run may have stored those minutes.
+		_ = l.fleet.SimulateSince(now.Add(-12*time.Minute), now, 15*time.Second)
+		l.fleet.TakeRollups(time.Time{})
+		s.log.Info("telemetry simulator on (CARDHOUR_SIMULATOR): cards no agent reports are simulated")
+	}
 	local := now.In(s.cfg.TZ)
 	midnight := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, s.cfg.TZ)
 	if sec, err := s.store.HeldIdleSecondsSince(ctx, midnight); err == nil {
 		l.fleet.SetHeldIdleToday(sec)
-	}
-	if s.cfg.Simulator {
-		_ = l.fleet.SimulateSince(now.Add(-12*time.Minute), now, 15*time.Second)
-		s.log.Info("telemetry simulator on (CARDHOUR_SIMULATOR): cards no agent reports are simulated")
 	}
 }
 
@@ -233,14 +237,32 @@ func (l *live) loop(ctx context.Context, name string, every time.Duration, fn fu
 	}
 }
 
-// ingest feeds a batch into the fleet and counts it.
-func (l *live) ingest(samples []telemetry.Sample, src telemetry.Source) telemetry.IngestResult {
+// ingest feeds a batch into the fleet and counts it. The inventory is
+// loaded first if it never was (a push right after start), so cards the
+// portal knows are not mistaken for new ones.
+func (l *live) ingest(ctx context.Context, samples []telemetry.Sample, src telemetry.Source) (telemetry.IngestResult, error) {
+	if err := l.ensureFresh(ctx, time.Minute); err != nil {
+		return telemetry.IngestResult{}, err
+	}
 	res := l.fleet.Ingest(samples, src, time.Now())
+	if res.Unknown > 0 {
+		// A card an admin just added reports before the next scheduled
+		// reload: reload now (at most every few seconds), so it is not
+		// taken for a stranger.
+		l.refreshMu.Lock()
+		stale := time.Since(l.inventoryAt) > 5*time.Second
+		l.refreshMu.Unlock()
+		if stale {
+			if err := l.refreshInventory(ctx); err != nil {
+				return res, err
+			}
+		}
+	}
 	m := l.metrics.samples
 	m.WithLabelValues(string(src), "accepted").Add(float64(res.Accepted))
 	m.WithLabelValues(string(src), "unknown").Add(float64(res.Unknown))
 	m.WithLabelValues(string(src), "ignored").Add(float64(res.Ignored))
-	return res
+	return res, nil
 }
 
 func (l *live) scrape(ctx context.Context, sc *telemetry.Scraper) error {
@@ -250,8 +272,8 @@ func (l *live) scrape(ctx context.Context, sc *telemetry.Scraper) error {
 	for _, f := range failed {
 		l.s.log.Warn("DCGM endpoint not read", "target", f.Target, "err", f.Err)
 	}
-	l.ingest(samples, telemetry.SourceDCGM)
-	return nil
+	_, err := l.ingest(ctx, samples, telemetry.SourceDCGM)
+	return err
 }
 
 // processEvents turns alert episodes into alerts (and notifications).

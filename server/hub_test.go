@@ -164,16 +164,10 @@ func TestHubDropsASlowClientAndNeverWaitsForIt(t *testing.T) {
 	if n := testutil.ToFloat64(w.metrics.clients); n != 1 {
 		t.Errorf("%v clients registered after the drop, want 1", n)
 	}
-	// The slow client, reading at last, finds the connection closed by the
-	// server (after whatever was already in flight).
-	_ = slow.SetReadDeadline(time.Now().Add(10 * time.Second))
-	for {
-		if _, _, err := slow.ReadMessage(); err != nil {
-			if websocket.IsUnexpectedCloseError(err, websocket.ClosePolicyViolation) && !isClosed(err) {
-				t.Errorf("slow client ended with %v, want a close or a reset", err)
-			}
-			break
-		}
+	// The hub let go of it: its queue is closed, so its writer ends (with
+	// a close frame once the peer reads, or at the write deadline).
+	if n := testutil.ToFloat64(w.metrics.dropped.WithLabelValues("slow")); n != 1 {
+		t.Errorf("%v slow clients dropped, want exactly the one", n)
 	}
 	fast.Close()
 	<-done

@@ -287,7 +287,7 @@ func errorResponse(desc string) map[string]any {
 // buildOpenAPI assembles the document.
 func buildOpenAPI() ([]byte, error) {
 	paths := map[string]map[string]any{}
-	for _, op := range apiOps() {
+	for _, op := range append(apiOps(), boardAPIOps()...) { // the board's own are in telemetry_api.go
 		p := openAPIPath(op.path)
 		if paths[p] == nil {
 			paths[p] = map[string]any{}
@@ -358,7 +358,11 @@ func buildOpenAPI() ([]byte, error) {
 			}},
 		}},
 	}
-	for name, t := range apiSchemas() {
+	types := apiSchemas()
+	for name, t := range boardAPISchemas() { // the board's own are in telemetry_api.go
+		types[name] = t
+	}
+	for name, t := range types {
 		s := schemaFor(t)
 		if req, ok := apiRequired[name]; ok {
 			s["required"] = req

@@ -63,6 +63,25 @@ var publicRoutes = map[string]bool{
 	// Calendar apps fetch feeds without logging in: the secret in the URL
 	// is the credential, and an unknown or replaced one is 404.
 	"GET /ical/:token": true,
+	// The wall board and its websocket admit a read-only board token
+	// (?token=), which is no user, besides any login; the two telemetry push
+	// routes admit an agent token besides an admin. They are Public in the
+	// table and check the credential themselves (selfAuthenticated below
+	// holds them to it).
+	"GET /board":                        true,
+	"GET /ws/board":                     true,
+	"POST /api/v1/telemetry/nvidia-smi": true,
+	"POST /api/v1/telemetry/samples":    true,
+}
+
+// selfAuthenticated are Public routes that gate themselves: the matrix
+// expects of them the access they grant users (a token of their own kind is
+// tested in board_test.go), so anonymous callers get 401 and lower roles 403.
+var selfAuthenticated = map[string]server.Access{
+	"GET /board":                        server.Viewer,
+	"GET /ws/board":                     server.Viewer,
+	"POST /api/v1/telemetry/nvidia-smi": server.Admin,
+	"POST /api/v1/telemetry/samples":    server.Admin,
 }
 
 // callers are who the matrix sends each request as; rank follows
@@ -298,6 +317,9 @@ func TestRouteRoleMatrix(t *testing.T) {
 	for _, r := range routes {
 		t.Run(routeKey(r.Method, r.Path), func(t *testing.T) {
 			need := needRank(t, r.Access)
+			if a, ok := selfAuthenticated[routeKey(r.Method, r.Path)]; ok {
+				need = needRank(t, a)
+			}
 			for _, c := range callers {
 				who := c.role
 				if who == "" {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
 	"time"
 
@@ -116,7 +117,10 @@ func (s *Server) apiPushNvidiaSMI(c echo.Context) error {
 	if len(samples) == 0 {
 		return &errs.Error{Code: errs.Invalid, Op: op, Key: "telemetry.no_samples"}
 	}
-	res := s.live.ingest(samples, telemetry.SourcePush)
+	res, err := s.live.ingest(c.Request().Context(), samples, telemetry.SourcePush)
+	if err != nil {
+		return err
+	}
 	out.Accepted, out.Unknown, out.Ignored = res.Accepted, res.Unknown, res.Ignored
 	return c.JSON(http.StatusOK, out)
 }
@@ -155,7 +159,10 @@ func (s *Server) apiPushSamples(c echo.Context) error {
 			b.Samples[i].Host = b.Host
 		}
 	}
-	res := s.live.ingest(b.Samples, telemetry.SourceAgent)
+	res, err := s.live.ingest(c.Request().Context(), b.Samples, telemetry.SourceAgent)
+	if err != nil {
+		return err
+	}
 	return c.JSON(http.StatusOK, pushResult{Accepted: res.Accepted, Unknown: res.Unknown, Ignored: res.Ignored})
 }
 
@@ -235,8 +242,50 @@ func (s *Server) apiBookingUsage(c echo.Context) error {
 	if alerts == nil {
 		alerts = []store.AlertView{}
 	}
-	return c.JSON(http.StatusOK, struct {
-		*store.BookingUsage
-		Alerts []store.AlertView `json:"alerts"`
-	}{u, alerts})
+	return c.JSON(http.StatusOK, bookingUsageJSON{u, alerts})
+}
+
+// bookingUsageJSON is a booking's usage with its alerts.
+type bookingUsageJSON struct {
+	*store.BookingUsage
+	Alerts []store.AlertView `json:"alerts"`
+}
+
+// boardAPIOps documents the board's /api/v1 routes for the OpenAPI document.
+func boardAPIOps() []apiOp {
+	const GET, POST = http.MethodGet, http.MethodPost
+	host := apiParam{"host", "string", "the host's name in the inventory (required)"}
+	return []apiOp{
+		{method: POST, path: "/api/v1/telemetry/nvidia-smi", access: Public, tag: "telemetry", summary: "Push raw nvidia-smi CSV",
+			query: []apiParam{host}, status: http.StatusOK, result: schemaRef("PushResult"),
+			desc: "Body (text/csv): the output of nvidia-smi --query-gpu=" + telemetry.GPUQuery + " --format=csv,noheader[,nounits], " +
+				"optionally followed by a blank line and the output of --query-compute-apps=" + telemetry.AppsQuery + ". " +
+				"Authorization: Bearer with an agent token, or an admin's API token; anything else is 401/403. " +
+				"Cards are keyed by uuid; unknown uuids wait on the telemetry admin page for registration."},
+		{method: POST, path: "/api/v1/telemetry/samples", access: Public, tag: "telemetry", summary: "Push a batch of samples (the agent)",
+			body: "TelemetryBatch", status: http.StatusOK, result: schemaRef("PushResult"),
+			desc: "What `cardhour agent` posts: samples parsed on the host, each with the time it was taken. Agent token or an admin's API token."},
+		{method: GET, path: "/api/v1/fleet", access: Viewer, tag: "telemetry", summary: "The live state of every card", status: http.StatusOK, result: schemaRef("Fleet")},
+		{method: GET, path: "/api/v1/bookings/:id/usage", access: Viewer, tag: "bookings", summary: "A booking's used and idle card-hours, and its alerts",
+			status: http.StatusOK, result: schemaRef("BookingUsage")},
+		{method: POST, path: "/api/v1/board-tokens", access: Admin, tag: "telemetry", summary: "Issue a read-only board token (shown once)",
+			body: "TelemetryTokenInput", status: http.StatusCreated, result: schemaRef("TelemetryToken"),
+			desc: "Open the board on a wall with /board?token=…; the token opens nothing else."},
+		{method: POST, path: "/api/v1/agent-tokens", access: Admin, tag: "telemetry", summary: "Issue an agent token (shown once)",
+			body: "TelemetryTokenInput", status: http.StatusCreated, result: schemaRef("TelemetryToken"),
+			desc: "For `cardhour agent --token …` or a cron push; it may only push telemetry."},
+	}
+}
+
+// boardAPISchemas are the component schemas of boardAPIOps.
+func boardAPISchemas() map[string]reflect.Type {
+	t := func(v any) reflect.Type { return reflect.TypeOf(v) }
+	return map[string]reflect.Type{
+		"PushResult":          t(pushResult{}),
+		"TelemetryBatch":      t(telemetry.Batch{}),
+		"Fleet":               t(fleetJSON{}),
+		"BookingUsage":        t(bookingUsageJSON{}),
+		"TelemetryTokenInput": t(tokenRequest{}),
+		"TelemetryToken":      t(telemetryTokenJSON{}),
+	}
 }

@@ -164,7 +164,7 @@ type Fleet struct {
 	cards      map[string]*card
 	retired    map[string]bool
 	dirty      map[string]string // key → uuid as reported
-	oldest     time.Time // arrival of the oldest change not yet taken
+	oldest     time.Time         // arrival of the oldest change not yet taken
 	buckets    map[bucketKey]*Rollup
 	usage      map[int64]*Usage
 	events     []Event
@@ -195,6 +195,7 @@ type card struct {
 	bucket     *Rollup
 	vramAlert  bool
 	idleAlert  bool
+	idleFrom   time.Time // when the open held-idle episode's quiet began
 }
 
 // maxEvents bounds the queue of alert events nobody took.
@@ -352,12 +353,15 @@ func (f *Fleet) reclassify(key string, c *card, now time.Time) {
 	// Held-idle episodes follow the state.
 	if idle := c.state == StateHeldIdle; idle != c.idleAlert {
 		c.idleAlert = idle
-		since := c.lowSince
-		if r.HeldSince.After(since) {
-			since = r.HeldSince
+		if idle {
+			c.idleFrom = c.lowSince
+			if r.HeldSince.After(c.idleFrom) {
+				c.idleFrom = r.HeldSince
+			}
 		}
+		// Value: the idle minutes so far (at the start) or in all (at the end).
 		f.event(Event{Kind: EventHeldIdle, Open: idle, UUID: c.meta.UUID, CardID: c.meta.ID, BookingID: bookingID,
-			At: now, Value: now.Sub(since).Minutes()})
+			At: now, Value: now.Sub(c.idleFrom).Minutes()})
 	}
 	// VRAM episodes follow the memory, with hysteresis; an offline or
 	// maintenance card ends its episode.
@@ -401,6 +405,7 @@ func (f *Fleet) Ingest(samples []Sample, src Source, arrival time.Time) IngestRe
 	t := f.opts.Thresholds
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	unreg := -1 // counted once per batch, when first needed
 	for i := range samples {
 		s := &samples[i]
 		if !validUUID(s.UUID) {
@@ -419,10 +424,14 @@ func (f *Fleet) Ingest(samples []Sample, src Source, arrival time.Time) IngestRe
 		}
 		c := f.cards[key]
 		if c == nil {
-			if f.unregistered() >= f.opts.MaxUnregistered {
+			if unreg < 0 {
+				unreg = f.unregistered()
+			}
+			if unreg >= f.opts.MaxUnregistered {
 				res.Ignored++
 				continue
 			}
+			unreg++
 			c = &card{meta: CardMeta{UUID: s.UUID, Host: s.Host, Index: s.Index}}
 			f.cards[key] = c
 		}

@@ -93,6 +93,9 @@ func TestFleetHeldIdleAfterTenQuietMinutesAndOneAlertPerEpisode(t *testing.T) {
 	if len(ev) != 1 || ev[0].Kind != telemetry.EventHeldIdle || ev[0].Open {
 		t.Fatalf("events after work resumed: %+v, want one held_idle closing", ev)
 	}
+	if ev[0].Value < 11 || ev[0].Value > 11.5 {
+		t.Errorf("the episode closed after %.1f idle minutes, want about 11", ev[0].Value)
+	}
 }
 
 func TestFleetVRAMAlertOncePerEpisode(t *testing.T) {
@@ -415,7 +418,9 @@ func TestFramesEscapeStrings(t *testing.T) {
 	}
 }
 
-func contains(b []byte, s string) bool { return len(s) > 0 && string(b) != "" && indexOf(string(b), s) >= 0 }
+func contains(b []byte, s string) bool {
+	return len(s) > 0 && string(b) != "" && indexOf(string(b), s) >= 0
+}
 
 func indexOf(s, sub string) int {
 	for i := 0; i+len(sub) <= len(s); i++ {

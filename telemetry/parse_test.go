@@ -159,6 +159,7 @@ func FuzzParseComputeApps(f *testing.F) {
 
 func FuzzParseDCGM(f *testing.F) {
 	f.Add(fixture(f, "dcgm-exporter.txt"))
+	f.Add(fixture(f, "dcgm-exporter-hostname.txt"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		got, err := telemetry.ParseDCGM(bytes.NewReader(in), "h", at)
 		if err != nil {

@@ -20,7 +20,7 @@ var boardMessages = map[string][2]string{
 	"board.left":                 {"剩 %s", "%s left"},
 	"board.idle_for":             {"已空闲 %s", "idle %s"},
 	"board.days_short":           {"天", "d "},
-	"board.hours_short":          {"小时", "h "},
+	"board.hours_short":          {"时", "h "},
 	"board.minutes_short":        {"分", "m"},
 	"board.conn.live":            {"实时", "Live"},
 	"board.conn.stale":           {"数据过期", "Stale"},

@@ -396,16 +396,27 @@
     var hosts = hostsEl.querySelectorAll(".host");
     showHosts(0, hosts.length);
     pages = null;
-    var best = 0, bestRatio = 2, bestArea = 0;
-    var ratios = [1.5, 1.75, 2, 2.3, 2.7];
+    var best = 0, bestRatio = 2, bestU = 0, bestArea = 0;
+    var ratios = [1.45, 1.6, 1.75, 2, 2.3, 2.7];
+    var tried = [];
     for (var i = 0; i < ratios.length; i++) {
       var h = largest(ratios[i]);
-      if (h > 0 && h * h * ratios[i] > bestArea) {
+      tried.push(ratios[i] + ":" + h.toFixed(0));
+      // The type scales with the tile's smaller side (see --u in board.css):
+      // the winner is the shape with the largest type, not the largest area.
+      // Shapes with (nearly) the same type: the one with more room wins,
+      // so long team and task names are cut less.
+      var u = Math.min((h * ratios[i]) / 17, h / 10.6);
+      var area = h * h * ratios[i];
+      if (h > 0 && (u > bestU * 1.02 || (u > bestU * 0.98 && area > bestArea))) {
         best = h;
         bestRatio = ratios[i];
-        bestArea = h * h * ratios[i];
+        bestU = Math.max(u, bestU);
+        bestArea = area;
       }
     }
+    // For whoever wonders why the tiles have the size they have.
+    root.setAttribute("data-fit", tried.join(" "));
     if (best > 0) {
       setSize(best, bestRatio);
       pageEl.hidden = true;

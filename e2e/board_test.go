@@ -1,0 +1,248 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"cardhour/telemetry"
+)
+
+// The wall board, in headless Chromium at 1920×1080, opened with a board
+// token as a wall screen would: samples pushed through the API (the agent's
+// JSON endpoint and the raw nvidia-smi CSV endpoint) change the tiles'
+// states live, without a reload. The screenshot is kept in
+// e2e/artifacts/board-*.png.
+func TestBoardTilesFollowPushedSamples(t *testing.T) {
+	requireBrowser(t)
+	data := t.TempDir()
+	p := startPortal(t, "board", map[string]string{"CARDHOUR_DATA": data, "CARDHOUR_SIMULATOR": "false"})
+	removeShots(t, "board")
+
+	// An admin API token from the CLI, then a board and an agent token
+	// through the API, as an operator would.
+	out, err := exec.Command(binPath, "token", "--user", "admin", "--data", data).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cardhour token: %v\n%s", err, out)
+	}
+	admin := strings.TrimSpace(string(out))
+	boardTok := issueToken(t, p.URL, admin, "board-tokens")
+	agentTok := issueToken(t, p.URL, admin, "agent-tokens")
+
+	// The demo fleet, as the portal sees it.
+	var fleet struct {
+		Cards []telemetry.CardView `json:"cards"`
+	}
+	apiJSON(t, http.MethodGet, p.URL+"/api/v1/fleet", admin, nil, &fleet)
+	if len(fleet.Cards) < 20 {
+		t.Fatalf("the demo fleet has %d cards", len(fleet.Cards))
+	}
+	// Every card reports, shaped by the simulator's patterns from the real
+	// bookings; one unbooked card (the test's own) is driven by hand.
+	var mine telemetry.CardView
+	for _, c := range fleet.Cards {
+		if c.Hold == nil && c.State != telemetry.StateMaintenance && c.Host == "gpu-bj-h800-02" {
+			mine = c
+			break
+		}
+	}
+	if mine.UUID == "" {
+		t.Fatal("no unbooked H800 in the demo fleet")
+	}
+	now := time.Now()
+	var batch telemetry.Batch
+	for _, c := range fleet.Cards {
+		if c.UUID == mine.UUID || c.State == telemetry.StateMaintenance {
+			continue
+		}
+		sc := telemetry.SimCard{UUID: c.UUID, Host: c.Host, Index: c.Index, Model: c.Type}
+		if c.MemTotalMiB != nil {
+			sc.MemTotalMiB = *c.MemTotalMiB
+		}
+		if c.Hold != nil {
+			sc.BookingID = c.Hold.BookingID
+		}
+		batch.Samples = append(batch.Samples, telemetry.Simulate(sc, now))
+	}
+	apiJSON(t, http.MethodPost, p.URL+telemetry.SamplesPath, agentTok, batch, nil)
+
+	b := newBrowser(t, "board")
+	if err := chromedp.Do(b.ctx, chromedp.EmulateViewport(1920, 1080)); err != nil {
+		t.Fatalf("viewport: %v", err)
+	}
+	tile := `[data-testid="hosts"] [data-uuid="` + mine.UUID + `"]`
+	b.do("open the board with a board token", chromedp.Navigate(p.URL+"/board?token="+boardTok),
+		chromedp.WaitVisible(chromedp.CSS(tile)), chromedp.WaitVisible(chromedp.CSS(`[data-conn="live"]`)))
+	if st := boardAttr(t, b, tile, "data-state"); st != "offline" {
+		t.Errorf("the test's card before any sample: %q, want offline", st)
+	}
+	// A mark that a reload would wipe.
+	boardEval(t, b, `window.__noReload = 42; true`)
+
+	csv := func(util, used int) string {
+		return fmt.Sprintf("%d, %s, NVIDIA H800, %d, %d, 81559, 55, 420.5\n", mine.Index, mine.UUID, util, used)
+	}
+	steps := []struct {
+		util, used int
+		state      string
+	}{
+		{60, 30000, "busy"},
+		{99, 30000, "full"},
+		{3, 2000, "idle"},
+		{40, 78000, "full"}, // ≥ 90 % VRAM
+	}
+	for i, s := range steps {
+		pushCSV(t, p.URL, agentTok, mine.Host, csv(s.util, s.used))
+		waitAttr(t, b, tile, "data-state", s.state)
+		if got := boardText(t, b, tile+` [data-f="util"]`); got != fmt.Sprint(s.util) {
+			t.Errorf("step %d: the tile shows %s%%, want %d%%", i, got, s.util)
+		}
+		if i == 1 {
+			t.Logf("fit: %s", boardAttr(t, b, "#board", "data-fit"))
+			b.screenshot("1920x1080.zh-CN")
+		}
+	}
+	if v := boardEval(t, b, `window.__noReload === 42`); !v {
+		t.Error("the page was reloaded; tiles must change in place")
+	}
+	// The figures follow too: every non-maintenance card reports now.
+	if n := boardText(t, b, `[data-fig="busy"]`); n == "0" || n == "" {
+		t.Errorf("busy cards figure %q", n)
+	}
+	// Nothing scrolls at 1920×1080: the whole fleet fits the screen.
+	if scrolls := boardEval(t, b, `document.documentElement.scrollHeight > innerHeight + 1 ||
+		document.querySelector('[data-testid="hosts"]').scrollHeight > document.querySelector('[data-testid="hosts"]').clientHeight + 1`); scrolls {
+		t.Error("the board scrolls at 1920×1080")
+	}
+	hidden := boardEval(t, b, `[...document.querySelectorAll('[data-testid="hosts"] .tile')].some(t => {
+		const r = t.getBoundingClientRect(); return r.bottom > innerHeight || r.right > innerWidth || t.closest('.host').hidden })`)
+	if hidden {
+		t.Error("a tile is off screen at 1920×1080")
+	}
+
+	// English, as a second wall would show it.
+	b.do("the board in English", chromedp.Navigate(p.URL+"/board?lang=en&token="+boardTok), chromedp.WaitVisible(chromedp.CSS(`[data-conn="live"]`)))
+	if got := boardText(t, b, tile+` [data-testid="tile-state"]`); got != "Full" {
+		t.Errorf("English tile state %q, want Full", got)
+	}
+	b.screenshot("1920x1080.en")
+
+	for _, pr := range pageProblems(b.problems()) {
+		t.Errorf("the browser reported: %s", pr)
+	}
+}
+
+func issueToken(t *testing.T, base, admin, kind string) string {
+	t.Helper()
+	var out struct {
+		Token string `json:"token"`
+	}
+	apiJSON(t, http.MethodPost, base+"/api/v1/"+kind, admin, map[string]string{"name": "e2e"}, &out)
+	if out.Token == "" {
+		t.Fatalf("no %s token issued", kind)
+	}
+	return out.Token
+}
+
+func apiJSON(t *testing.T, method, url, token string, in, out any) {
+	t.Helper()
+	var body bytes.Buffer
+	if in != nil {
+		if err := json.NewEncoder(&body).Encode(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req, err := http.NewRequest(method, url, &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var raw bytes.Buffer
+	_, _ = raw.ReadFrom(res.Body)
+	if res.StatusCode/100 != 2 {
+		t.Fatalf("%s %s: %s\n%s", method, url, res.Status, raw.String())
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw.Bytes(), out); err != nil {
+			t.Fatalf("%s %s: %v", method, url, err)
+		}
+	}
+}
+
+// pushCSV sends nvidia-smi's raw output as the cron line does.
+func pushCSV(t *testing.T, base, token, host, csv string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/v1/telemetry/nvidia-smi?host="+host, strings.NewReader(csv))
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("push: %s", res.Status)
+	}
+}
+
+func boardEval(t *testing.T, b *browser, js string) bool {
+	t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](js))
+	if err != nil {
+		b.fail("evaluate "+js, err)
+	}
+	return v
+}
+
+func boardAttr(t *testing.T, b *browser, sel, attr string) string {
+	t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q) || {getAttribute: () => ""}).getAttribute(%q) || ""`, sel, attr)))
+	if err != nil {
+		b.fail("read "+attr+" of "+sel, err)
+	}
+	return v
+}
+
+func boardText(t *testing.T, b *browser, sel string) string {
+	t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q) || {textContent: ""}).textContent.trim()`, sel)))
+	if err != nil {
+		b.fail("read "+sel, err)
+	}
+	return v
+}
+
+// waitAttr polls until the element's attribute has the value: the change
+// arrives over the websocket, so there is no navigation to wait for.
+func waitAttr(t *testing.T, b *browser, sel, attr, want string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got := boardAttr(t, b, sel, attr)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			name := filepath.Join(artifactDir(t), "board-FAILED.png")
+			if png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100)); err == nil {
+				_ = os.WriteFile(name, png, 0o644)
+			}
+			t.Fatalf("%s %s is %q after 15 s, want %q (screenshot %s)", sel, attr, got, want, name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
