@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -31,14 +32,15 @@ type live struct {
 	unsaved    []store.Rollup // rollups a failed write left behind
 	unsavedUse []store.UsageDelta
 
-	warned map[int64]bool // bookings the auto-release policy warned (loop-owned)
+	warned map[int64]time.Time // bookings the auto-release policy warned, and when (loop-owned)
+	tokens tokenCache          // agent tokens recently found valid
 }
 
 // maxUnsaved bounds the rollups kept while the database is unreachable.
 const maxUnsaved = 200000
 
 func newLive(s *Server) *live {
-	l := &live{s: s, warned: map[int64]bool{}}
+	l := &live{s: s, warned: map[int64]time.Time{}}
 	l.fleet = telemetry.NewFleet(telemetry.Options{Thresholds: s.cfg.Thresholds, Location: s.cfg.TZ})
 	l.metrics = newBoardMetrics(s.metrics.registry, l.fleet)
 	l.hub = newHub(l.fleet, l.openAlerts, l.metrics, defaultHubOptions())
@@ -370,34 +372,46 @@ func autoReleaseWarnAt(limit time.Duration) time.Duration {
 }
 
 // autoRelease applies the optional policy: a booking whose every card has
-// been quiet for the configured time is released, after a warning at
-// autoReleaseWarnAt. Any card busy, silent or in maintenance keeps it.
+// been quiet for the configured time is released — never without a warning
+// first: its owner and team managers are warned at autoReleaseWarnAt, and a
+// booking found idle past the limit (after a restart, say) is warned now
+// and released only when the warning has stood as long as it would have.
+// Any card busy, silent or in maintenance keeps the booking.
 func (l *live) autoRelease(ctx context.Context) error {
 	limit := l.s.cfg.AutoRelease
+	warnAt := autoReleaseWarnAt(limit)
 	now := time.Now()
 	idle := map[int64]bool{}
 	for _, b := range l.fleet.IdleBookings(now) {
 		id := b.Hold.BookingID
 		idle[id] = true
-		mins := int(b.IdleFor.Minutes())
-		switch {
-		case b.IdleFor >= limit:
-			res, err := l.s.store.AutoReleaseBooking(ctx, id, mins)
-			if err != nil {
-				if errs.Is(err, errs.Conflict) { // ended meanwhile
-					continue
-				}
-				return err
-			}
-			delete(l.warned, id)
-			l.s.log.Info("auto-released an idle booking", "booking", id, "idle_minutes", mins, "returned_card_seconds", res.ReturnedCardSeconds)
-		case b.IdleFor >= autoReleaseWarnAt(limit) && !l.warned[id]:
-			left := int((limit - b.IdleFor).Minutes())
-			if _, _, err := l.s.store.OpenAlert(ctx, store.AlertInput{Kind: store.AlertReleaseWarned, BookingID: id, Value: float64(max(left, 1))}); err != nil {
-				return err
-			}
-			l.warned[id] = true
+		if b.IdleFor < warnAt {
+			continue
 		}
+		warned, ok := l.warned[id]
+		if !ok {
+			left := max(limit-b.IdleFor, limit-warnAt)
+			if _, _, err := l.s.store.OpenAlert(ctx, store.AlertInput{Kind: store.AlertReleaseWarned, BookingID: id,
+				Value: math.Max(1, math.Round(left.Minutes()))}); err != nil {
+				return err
+			}
+			l.warned[id] = now
+			continue
+		}
+		if b.IdleFor < limit || now.Sub(warned) < limit-warnAt {
+			continue
+		}
+		mins := int(b.IdleFor.Minutes())
+		res, err := l.s.store.AutoReleaseBooking(ctx, id, mins)
+		if err != nil {
+			if errs.Is(err, errs.Conflict) { // ended meanwhile
+				delete(l.warned, id)
+				continue
+			}
+			return err
+		}
+		delete(l.warned, id)
+		l.s.log.Info("auto-released an idle booking", "booking", id, "idle_minutes", mins, "returned_card_seconds", res.ReturnedCardSeconds)
 	}
 	for id := range l.warned {
 		if !idle[id] {

@@ -484,6 +484,9 @@ func (s *Server) renderBookingDetail(c echo.Context, status int, id int64, actio
 		returned := schedule.CardSeconds(b.CardCount, *b.EndedAt, b.EndAt)
 		d.ReturnedHours, d.ReturnedFen = schedule.CardHours(returned), schedule.CostFen(returned, b.PriceFen)
 	}
+	if err := s.bookingUsage(c, &d); err != nil {
+		return err
+	}
 	if extend.Value("end") == "" && len(extend.Errors) == 0 {
 		extend.Values["end"] = s.bkLocalValue(b.EndAt.Add(time.Hour))
 	}
@@ -568,4 +571,33 @@ func (s *Server) extendBookingForm(c echo.Context) error {
 		return err
 	}
 	return s.renderBookingDetail(c, statusOf(errs.CodeOf(err)), id, "", f)
+}
+
+// bookingUsage adds what telemetry saw of the booking: busy against idle
+// card-hours, and the alerts raised on its cards.
+func (s *Server) bookingUsage(c echo.Context, d *web.BookingDetailProps) error {
+	ctx := c.Request().Context()
+	u, err := s.store.FindBookingUsage(ctx, d.B.ID)
+	if err != nil {
+		return err
+	}
+	if u.SampledSeconds > 0 {
+		d.Usage = &web.BookingUsageRow{SampledHours: u.SampledSeconds / 3600, BusyHours: u.BusySeconds / 3600,
+			IdleHours: u.IdleSeconds / 3600, HeldIdleHours: u.HeldIdleSeconds / 3600, UsedPct: int(u.UsedShare()*100 + 0.5)}
+	}
+	alerts, err := s.store.FindBookingAlerts(ctx, d.B.ID)
+	if err != nil {
+		return err
+	}
+	p := s.basePage(c)
+	for _, a := range alerts {
+		row := web.BookingAlertRow{Kind: a.Kind, Card: fmt.Sprintf("%s #%d", a.HostName, a.GPUIndex), Started: p.Time(a.StartedAt), Open: a.EndedAt == nil}
+		if a.EndedAt != nil {
+			row.Ended = p.Time(*a.EndedAt)
+		} else {
+			row.Ended = p.T("bkusage.ongoing")
+		}
+		d.Alerts = append(d.Alerts, row)
+	}
+	return nil
 }

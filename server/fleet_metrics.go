@@ -39,7 +39,7 @@ func newBoardMetrics(reg *prometheus.Registry, fl *telemetry.Fleet) *boardMetric
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "cardhour_board_frame_latency_seconds",
 			Help:    "From a sample's arrival to the frame carrying it being written to a board, per board.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .15, .2, .3, .5, 1, 2, 5},
+			Buckets: []float64{.005, .01, .025, .05, .075, .1, .125, .15, .175, .2, .25, .3, .5, 1, 2, 5},
 		}),
 	}
 	reg.MustRegister(m.samples, m.clients, m.frames, m.frameBytes, m.dropped, m.latency, &fleetCollector{fleet: fl})

@@ -13,7 +13,7 @@ import (
 // hubOptions are the hub's timings; tests shorten them.
 type hubOptions struct {
 	// minInterval coalesces changes: at most one frame per interval, so
-	// 2,000 cards reporting every second make ~10 frames a second, not 2,000.
+	// 2,000 cards reporting every second make ~20 frames a second, not 2,000.
 	minInterval time.Duration
 	// heartbeat sends a frame even when nothing changed, so a board can
 	// tell a quiet fleet from a dead connection.
@@ -31,7 +31,7 @@ type hubOptions struct {
 }
 
 func defaultHubOptions() hubOptions {
-	return hubOptions{minInterval: 100 * time.Millisecond, heartbeat: 2 * time.Second, sweep: time.Second, sendBuffer: 32,
+	return hubOptions{minInterval: 50 * time.Millisecond, heartbeat: 2 * time.Second, sweep: time.Second, sendBuffer: 32,
 		writeWait: 10 * time.Second, pongWait: 60 * time.Second, pingPeriod: 54 * time.Second, readLimit: 512}
 }
 

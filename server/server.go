@@ -74,7 +74,9 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	tickCtx, stopTicker := context.WithCancel(ctx)
 	defer stopTicker()
 	go s.runTicker(tickCtx)
-	stopLive := s.StartLive(ctx)
+	// The board outlives ctx until the requests have drained: then its
+	// websockets close and its last rollups are written (stopLive below).
+	stopLive := s.StartLive(context.WithoutCancel(ctx))
 	defer stopLive()
 	s.log.Info("serving", "addr", ln.Addr().String(), "db", s.store.Dialect())
 	select {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -32,7 +33,11 @@ func (s *Server) telemetryWriter(c echo.Context) error {
 	const op = "server.telemetryWriter"
 	ctx := c.Request().Context()
 	if secret, ok := bearerToken(c.Request()); ok {
+		if s.live.tokens.known(secret) {
+			return nil
+		}
 		if _, err := s.store.FindTelemetryToken(ctx, store.TokenAgent, secret); err == nil {
+			s.live.tokens.remember(secret)
 			return nil
 		} else if !errs.Is(err, errs.Unauthorized) {
 			return err
@@ -288,4 +293,31 @@ func boardAPISchemas() map[string]reflect.Type {
 		"TelemetryTokenInput": t(tokenRequest{}),
 		"TelemetryToken":      t(telemetryTokenJSON{}),
 	}
+}
+
+// tokenCache remembers agent tokens found valid for a short while, so a
+// fleet pushing every second does not cost a database read per push. A
+// revoked token therefore keeps working for up to tokenCacheTTL.
+type tokenCache struct {
+	mu    sync.Mutex
+	until map[string]time.Time // hash of the secret → valid until
+}
+
+const tokenCacheTTL = 15 * time.Second
+
+func (tc *tokenCache) known(secret string) bool {
+	h := store.HashSecret(secret)
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	u, ok := tc.until[h]
+	return ok && time.Now().Before(u)
+}
+
+func (tc *tokenCache) remember(secret string) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.until == nil || len(tc.until) > 4096 {
+		tc.until = map[string]time.Time{}
+	}
+	tc.until[store.HashSecret(secret)] = time.Now().Add(tokenCacheTTL)
 }

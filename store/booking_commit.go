@@ -142,7 +142,7 @@ func (s *Store) checkQuota(tx *gorm.DB, teamID, cardTypeID int64, cards int, w s
 		return schedule.CheckQuota(nil, cards, w, 0, 0), err
 	}
 	sq := q.policy()
-	used, peak, err := quotaUse(tx, teamID, cardTypeID, schedule.Interval{Start: q.ValidFrom, End: q.ExpiresAt}, w, except)
+	used, peak, err := quotaUseSQL(tx, s.dialect, teamID, cardTypeID, schedule.Interval{Start: q.ValidFrom, End: q.ExpiresAt}, w, except)
 	if err != nil {
 		return schedule.QuotaVerdict{}, err
 	}

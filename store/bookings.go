@@ -355,7 +355,7 @@ func (s *Store) place(tx *gorm.DB, ct *CardType, b *Booking) (schedule.Placement
 	if err := tx.Model(&Card{}).Where("card_type_id = ? AND status = ?", ct.ID, CardActive).Order("id").Pluck("id", &cards).Error; err != nil {
 		return schedule.Placement{}, nil, err
 	}
-	busy, err := heldAssignments(tx, ct.ID, b.Window(), b.ID)
+	busy, err := heldAssignmentsIndexed(tx, ct.ID, b.Window(), b.ID)
 	if err != nil {
 		return schedule.Placement{}, nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -37,6 +38,7 @@ type Store struct {
 	dialect string
 	now     func() time.Time
 	policy  BookingPolicy
+	writeMu sync.Mutex
 }
 
 // Options says which database to open.
@@ -133,7 +135,7 @@ func mysqlDSN(dsn string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("mysql DSN parameters: %w", err)
 	}
-	for k, v := range map[string]string{"charset": "utf8mb4", "parseTime": "true", "loc": "UTC", "timeout": "5s", "readTimeout": "30s", "writeTimeout": "30s"} {
+	for k, v := range map[string]string{"charset": "utf8mb4", "parseTime": "true", "loc": "UTC", "interpolateParams": "true", "timeout": "5s", "readTimeout": "30s", "writeTimeout": "30s"} {
 		if q.Get(k) == "" {
 			q.Set(k, v)
 		}
@@ -172,6 +174,12 @@ func (s *Store) tx(ctx context.Context, op string, fn func(tx *gorm.DB) error) e
 		// read, reads after the lock would still show the snapshot taken at
 		// the transaction's first read, and two bookings could take one card.
 		opts = append(opts, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	}
+	if s.dialect == SQLite {
+		// SQLite admits one writer; queueing writers here in Go is cheaper and
+		// fairer than letting them poll the file lock through busy_timeout.
+		s.writeMu.Lock()
+		defer s.writeMu.Unlock()
 	}
 	err := s.db.WithContext(ctx).Transaction(fn, opts...)
 	if err != nil {

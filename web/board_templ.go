@@ -1114,15 +1114,21 @@ func boardAlertText(p Page, a BoardAlert) string {
 	if a.Task != "" {
 		who += " / " + a.Task
 	}
+	var text string
 	switch a.Kind {
 	case "vram":
-		return p.T("board.alert.vram", where, fmt.Sprintf("%.0f", a.Value), who)
+		text = p.T("board.alert.vram", where, fmt.Sprintf("%.0f", a.Value))
 	case "held_idle":
-		return p.T("board.alert.held_idle", where, who, a.Since.In(p.loc()).Format("15:04"))
+		text = p.T("board.alert.held_idle", where, a.Since.In(p.loc()).Format("15:04"))
 	case "release_warned":
 		return p.T("board.alert.release_warned", who, fmt.Sprintf("%.0f", a.Value))
+	default:
+		text = where
 	}
-	return where
+	if who != "" {
+		text += " · " + who
+	}
+	return text
 }
 
 func (p Page) loc() *time.Location {

@@ -121,4 +121,5 @@ var boardMessages = map[string][2]string{
 	"notify.alert_held_idle":      {"预约 #%v（%v）：%v 已预约但空闲超过 %v 分钟。不用就早释放，闲时不占。", "Booking #%v (%v): %v has been booked but idle for over %v minutes. Release it if you are done."},
 	"notify.alert_release_warned": {"预约 #%v（%v）的卡全部空闲，若继续空闲将在约 %v 分钟后自动释放。", "Booking #%v (%v): all its cards are idle; it will be released automatically in about %v minutes if they stay idle."},
 	"notify.alert_released":       {"预约 #%v（%v）的卡空闲了 %v 分钟，已按策略自动释放，未用卡时已退回额度。", "Booking #%v (%v) was idle for %v minutes and has been released by policy; the unused card-hours went back to the quota."},
+	"admin.telemetry":             {"遥测与令牌", "Telemetry and tokens"},
 }

@@ -235,4 +235,17 @@ var bookingMessages = map[string][2]string{
 	"estrule.lora":               {"LoRA：冻结权重按原精度，训练的约 1% 参数每个 16 字节；开启梯度检查点。", "LoRA: frozen weights at their precision, 16 bytes per trained parameter (about 1 %), with gradient checkpointing."},
 	"estrule.activations":        {"结构未给出时按 隐藏维度 ≈ 128 × 层数、参数 ≈ 12 × 层数 × 隐藏维度² 推算。", "Without a shape: hidden ≈ 128 × layers and parameters ≈ 12 × layers × hidden²."},
 	"estrule.headroom":           {"选卡时每张卡留 %d%% 显存余量：单卡别压太满，稳定比那点峰值更值。", "Each card keeps %d%% of its VRAM free: a card packed to the brim crashes, stability beats the last bit of peak."},
+
+	"bkusage.title":                {"占用情况（占了不等于用了）", "Occupancy (booked is not used)"},
+	"bkusage.none":                 {"还没有这些卡的遥测数据。", "No telemetry from these cards yet."},
+	"bkusage.used_pct":             {"忙碌占比 %d%%", "%d%% busy"},
+	"bkusage.used":                 {"实际在用（卡时）", "Used (card-hours)"},
+	"bkusage.idle":                 {"空闲（卡时）", "Idle (card-hours)"},
+	"bkusage.held_idle":            {"占而未用（卡时）", "Held but idle (card-hours)"},
+	"bkusage.sampled":              {"有遥测的时长（卡时）", "Reported (card-hours)"},
+	"bkusage.alert.vram":           {"显存告警", "VRAM alert"},
+	"bkusage.alert.held_idle":      {"占而未用告警", "Held-but-idle alert"},
+	"bkusage.alert.release_warned": {"自动释放预警", "Auto-release warning"},
+	"bkusage.alert.auto_released":  {"已自动释放", "Released automatically"},
+	"bkusage.ongoing":              {"进行中", "ongoing"},
 }

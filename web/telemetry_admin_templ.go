@@ -85,7 +85,7 @@ func TelemetryAdminPage(p Page, t TelemetryAdminProps, f Form) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = AdminTabs(p, "").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = AdminTabs(p, "telemetry").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

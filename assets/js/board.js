@@ -220,11 +220,15 @@
       var who = a.team + (a.task ? " / " + a.task : "");
       var text;
       if (a.kind === "vram") {
-        text = fmt(t("board.alert.vram"), [where, Math.round(a.value), who]);
+        text = fmt(t("board.alert.vram"), [where, Math.round(a.value)]);
       } else if (a.kind === "held_idle") {
-        text = fmt(t("board.alert.held_idle"), [where, who, clock(a.since)]);
+        text = fmt(t("board.alert.held_idle"), [where, clock(a.since)]);
       } else {
         text = fmt(t("board.alert.release_warned"), [who, Math.round(a.value)]);
+        who = "";
+      }
+      if (who) {
+        text += " · " + who;
       }
       var li = document.createElement("li");
       li.className = "alert-item a-" + a.kind;

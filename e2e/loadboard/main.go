@@ -108,6 +108,8 @@ type summary struct {
 	ServerCores      float64 `json:"server_cpu_cores"`
 	LoadgenCores     float64 `json:"loadgen_cpu_cores"`
 	ClientsLost      int64   `json:"clients_lost"`
+	Load1Before      float64 `json:"loadavg1_before"` // the machine's noise: other work running
+	Load1After       float64 `json:"loadavg1_after"`
 	SnapshotBytes    int64   `json:"snapshot_bytes"`
 }
 
@@ -119,6 +121,7 @@ func (s summary) print(w io.Writer) {
 	fmt.Fprintf(w, "  per client            %9.0f B/s, %.1f frames/s (snapshot %d B)\n", s.BytesPerClientPS, s.FramesPerSec, s.SnapshotBytes)
 	fmt.Fprintf(w, "  server CPU            %9.2f cores   (load generator %.2f cores)\n", s.ServerCores, s.LoadgenCores)
 	fmt.Fprintf(w, "  clients lost          %9d\n", s.ClientsLost)
+	fmt.Fprintf(w, "  machine load (1 min)  %9.2f before, %.2f after\n", s.Load1Before, s.Load1After)
 }
 
 // api sends JSON with the admin token.
@@ -422,6 +425,17 @@ func histQuantile(q float64, before, after map[float64]float64) float64 {
 	return prevLe
 }
 
+// load1 is the machine's 1-minute load average (0 where /proc is absent).
+func load1() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _, _ := strings.Cut(string(b), " ")
+	v, _ := strconv.ParseFloat(f, 64)
+	return v
+}
+
 func cpuSelf() float64 {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -481,12 +495,14 @@ func run(ctx context.Context, o options) (summary, error) {
 		return sum, err
 	}
 	self0 := cpuSelf()
+	sum.Load1Before = load1()
 	start := time.Now()
 	measuring.Store(true)
 	time.Sleep(o.duration)
 	measuring.Store(false)
 	secs := time.Since(start).Seconds()
 	self1 := cpuSelf()
+	sum.Load1After = load1()
 	cpu1, h1, err := serverMetrics(ctx, hc, o.server)
 	if err != nil {
 		return sum, err
