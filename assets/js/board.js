@@ -217,18 +217,15 @@
     for (var i = 0; i < list.length && i < 12; i++) {
       var a = list[i];
       var where = a.host + " #" + a.index;
-      var who = a.team + (a.task ? " / " + a.task : "");
+      // An alert on a card no booking holds has no team to name.
+      var who = a.team ? a.team + (a.task ? " / " + a.task : "") : "—";
       var text;
       if (a.kind === "vram") {
-        text = fmt(t("board.alert.vram"), [where, Math.round(a.value)]);
+        text = fmt(t("board.alert.vram"), [where, Math.round(a.value), who]);
       } else if (a.kind === "held_idle") {
-        text = fmt(t("board.alert.held_idle"), [where, clock(a.since)]);
+        text = fmt(t("board.alert.held_idle"), [where, who, clock(a.since)]);
       } else {
         text = fmt(t("board.alert.release_warned"), [who, Math.round(a.value)]);
-        who = "";
-      }
-      if (who) {
-        text += " · " + who;
       }
       var li = document.createElement("li");
       li.className = "alert-item a-" + a.kind;
