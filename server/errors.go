@@ -113,7 +113,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	case c.Request().Header.Get("HX-Request") == "true":
 		werr = s.render(c, status, web.ErrorFragment(status, msg))
 	default:
-		p := s.errorPage(c)
+		p := s.errorPage(c, code)
 		werr = s.render(c, status, web.ErrorPage(p, status, msg))
 	}
 	if werr != nil {
@@ -121,11 +121,17 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 }
 
-// errorPage builds page props without touching the database, so error pages
-// render even when it is down: the user shown is the one already resolved.
-func (s *Server) errorPage(c echo.Context) web.Page {
+// errorPage builds page props for an error. A page that was never routed
+// (404) has not looked up its user yet; it does so now, so a logged-in user
+// keeps their navigation. When the database is the problem nothing more is
+// asked of it: the user shown is the one already resolved, if any.
+func (s *Server) errorPage(c echo.Context, code errs.Code) web.Page {
 	p := s.basePage(c)
-	p.User = viewerOf(mustUser(c))
+	u := mustUser(c)
+	if u == nil && code == errs.NotFound {
+		u = s.optionalUser(c)
+	}
+	p.User = viewerOf(u)
 	p.Title = p.T("app.name")
 	return p
 }

@@ -1,0 +1,30 @@
+package server_test
+
+import (
+	"net/http"
+	"testing"
+
+	"cardhour/store"
+)
+
+// A page that does not exist keeps a logged-in user's navigation, so they
+// can go on from the 404 rather than look logged out.
+func TestNotFoundPageKeepsTheLoggedInHeader(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	c := e.client()
+	member := e.users[store.RoleMember]
+	c.mustLogin(member.Username, member.Password)
+	r := c.get("/no/such/page")
+	if r.StatusCode != http.StatusNotFound {
+		t.Fatalf("status %d, want 404", r.StatusCode)
+	}
+	doc := r.Doc(t)
+	if doc.Find(`[data-testid=error-page]`).Length() != 1 || doc.Find(`[data-testid=nav-booking]`).Length() != 1 {
+		t.Errorf("the 404 page for a logged-in member lacks the error or the navigation:\n%s", r)
+	}
+	anon := e.client().get("/no/such/page")
+	if anon.Doc(t).Find(`[data-testid=nav-booking]`).Length() != 0 {
+		t.Errorf("an anonymous 404 shows the navigation")
+	}
+}
