@@ -149,36 +149,6 @@ func (s *Store) checkQuota(tx *gorm.DB, teamID, cardTypeID int64, cards int, w s
 	return schedule.CheckQuota(&sq, cards, w, used, peak), nil
 }
 
-// quotaUse sums the card-seconds the team's bookings of the type commit
-// inside the quota window, and the most cards they hold at once during w.
-func quotaUse(tx *gorm.DB, teamID, cardTypeID int64, quotaWindow, w schedule.Interval, except int64) (int64, int, error) {
-	var bs []Booking
-	err := tx.Where("team_id = ? AND card_type_id = ? AND state <> ? AND id <> ? AND start_at < ? AND end_at > ?",
-		teamID, cardTypeID, BookingCancelled, except, quotaWindow.End, quotaWindow.Start).Find(&bs).Error
-	if err != nil {
-		return 0, 0, err
-	}
-	var used int64
-	var spans []schedule.Span
-	for _, b := range bs {
-		start, end := b.StartAt, b.EndAt
-		if b.EndedAt != nil && b.EndedAt.Before(end) && !b.Live() {
-			end = *b.EndedAt
-		}
-		if start.Before(quotaWindow.Start) {
-			start = quotaWindow.Start
-		}
-		if end.After(quotaWindow.End) {
-			end = quotaWindow.End
-		}
-		used += schedule.CardSeconds(b.CardCount, start, end)
-		if b.State == BookingConfirmed || b.State == BookingActive {
-			spans = append(spans, schedule.Span{Interval: b.Window(), N: b.CardCount})
-		}
-	}
-	return used, schedule.PeakCards(spans, w), nil
-}
-
 func fieldErr(op, field, key string) error {
 	return &errs.Error{Code: errs.Invalid, Op: op, Key: key, Fields: map[string]string{field: key}}
 }

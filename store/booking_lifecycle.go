@@ -177,7 +177,7 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 			if err := tx.Model(&bookingCard{}).Where("booking_id = ? AND held = ?", b.ID, true).Pluck("card_id", &mine).Error; err != nil {
 				return err
 			}
-			busy, err := heldAssignments(tx, b.CardTypeID, extra, b.ID)
+			busy, err := heldAssignmentsIndexed(tx, b.CardTypeID, extra, b.ID)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"cardhour/errs"
 	"cardhour/schedule"
 )
 
@@ -44,81 +43,23 @@ type BookingPreview struct {
 // conflict when confirmed, if someone books the cards in between.
 func (s *Store) PreviewBooking(ctx context.Context, req BookingRequest) (*BookingPreview, error) {
 	const op = "store.PreviewBooking"
-	v := errs.NewValidation(op)
-	v.Check(req.TaskID > 0, "task_id", "task.not_found")
-	v.Check(req.CardTypeID > 0, "card_type", "cardtype.not_found")
-	v.Check(req.Count >= 1 && req.Count <= s.policy.MaxCards, "count", "booking.count_range")
-	req.Start, req.End = s.validateWindow(op, req.Start, req.End, v)
-	if err := v.Err(); err != nil {
+	if err := s.checkBookingRequest(op, &req); err != nil {
 		return nil, err
 	}
-	db := s.read(ctx)
-	u, err := actorUser(ctx, db, op)
-	if err != nil {
-		return nil, err
-	}
-	p := &BookingPreview{Start: req.Start, End: req.End}
-	if err := db.First(&p.Task, req.TaskID).Error; err != nil {
-		return nil, fieldErr(op, "task_id", "task.not_found")
-	}
-	ok, err := mayBookFor(db, u, p.Task.TeamID)
+	plan, err := s.planBooking(ctx, s.read(ctx), op, req, false)
 	if err != nil {
 		return nil, translate(op, err)
 	}
-	if !ok {
-		return nil, fieldErr(op, "task_id", "booking.not_your_team")
-	}
-	if err := db.First(&p.CardType, req.CardTypeID).Error; err != nil {
-		return nil, fieldErr(op, "card_type", "cardtype.not_found")
-	}
-	var team Team
-	if err := db.First(&team, p.Task.TeamID).Error; err != nil {
+	b := plan.booking
+	p := &BookingPreview{Task: plan.task, CardType: plan.cardType, Start: b.StartAt, End: b.EndAt, Kind: b.Kind,
+		Quota: plan.verdict, QuotaOverride: b.QuotaOverrideBy != nil, Manager: plan.manager, WaitReason: b.WaitReason,
+		Placed: b.State != BookingPending, Preempts: len(plan.preempted)}
+	p.CardSeconds = schedule.CardSeconds(b.CardCount, b.StartAt, b.EndAt)
+	p.CostFen = schedule.CostFen(p.CardSeconds, plan.cardType.PriceFen)
+	w := schedule.Interval{Start: b.StartAt, End: b.EndAt}
+	if p.FreeCards, p.TotalCards, err = s.freeCards(ctx, plan.cardType.ID, w); err != nil {
 		return nil, translate(op, err)
 	}
-	if p.Manager, err = managesTeam(db, u, p.Task.TeamID); err != nil {
-		return nil, translate(op, err)
-	}
-	w := schedule.Interval{Start: req.Start, End: req.End}
-	if p.Quota, err = s.checkQuota(db, p.Task.TeamID, p.CardType.ID, req.Count, w, 0); err != nil {
-		return nil, translate(op, err)
-	}
-	if !p.Quota.OK() {
-		if !(req.OverrideQuota && p.Manager) {
-			return nil, quotaErr(op, p.Quota)
-		}
-		p.QuotaOverride = true
-	}
-	now := s.now()
-	p.Kind = KindAdvance
-	if !req.Start.After(now.Add(time.Minute)) {
-		p.Kind = KindOnDemand
-	}
-	p.CardSeconds = schedule.CardSeconds(req.Count, req.Start, req.End)
-	p.CostFen = schedule.CostFen(p.CardSeconds, p.CardType.PriceFen)
-	if p.FreeCards, p.TotalCards, err = s.freeCards(ctx, p.CardType.ID, w); err != nil {
-		return nil, translate(op, err)
-	}
-	switch {
-	case team.RequiresApproval && !p.Manager:
-		p.WaitReason = WaitApproval
-		return p, nil
-	case p.Task.DataReadiness == schedule.DataNotReady && !req.Start.After(now):
-		p.WaitReason = WaitData
-		return p, nil
-	}
-	b := &Booking{CardTypeID: p.CardType.ID, CardCount: req.Count, StartAt: req.Start, EndAt: req.End, Priority: p.Task.Priority}
-	placed, short, err := s.place(db, &p.CardType, b)
-	if err != nil {
-		return nil, translate(op, err)
-	}
-	if short != nil {
-		if !req.Queue {
-			return nil, noCapacityErr(op, short)
-		}
-		p.WaitReason = WaitCapacity
-		return p, nil
-	}
-	p.Placed, p.Preempts = true, len(placed.Preempt)
 	return p, nil
 }
 
@@ -130,7 +71,7 @@ func (s *Store) freeCards(ctx context.Context, cardTypeID int64, w schedule.Inte
 	if err := db.Model(&Card{}).Where("card_type_id = ? AND status = ?", cardTypeID, CardActive).Pluck("id", &cards).Error; err != nil {
 		return 0, 0, err
 	}
-	busy, err := heldAssignments(db, cardTypeID, w, 0)
+	busy, err := heldAssignmentsIndexed(db, cardTypeID, w, 0)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -238,89 +238,123 @@ func (s *Store) validateWindow(op string, start, end time.Time, v *errs.Validati
 	return start, end
 }
 
+// bookingPlan is what a request would become: the booking row with its
+// state (and placement, when placed), and what was decided on the way.
+// CreateBooking writes it; PreviewBooking shows it.
+type bookingPlan struct {
+	booking   *Booking
+	task      Task
+	cardType  CardType
+	manager   bool
+	verdict   schedule.QuotaVerdict
+	preempted []int64
+}
+
+// checkBookingRequest validates the request's own fields and settles its
+// window (a start a moment ago becomes now).
+func (s *Store) checkBookingRequest(op string, req *BookingRequest) error {
+	v := errs.NewValidation(op)
+	v.Check(req.TaskID > 0, "task_id", "task.not_found")
+	v.Check(req.CardTypeID > 0, "card_type", "cardtype.not_found")
+	v.Check(req.Count >= 1 && req.Count <= s.policy.MaxCards, "count", "booking.count_range")
+	req.Start, req.End = s.validateWindow(op, req.Start, req.End, v)
+	return v.Err()
+}
+
+// planBooking applies every booking rule to a checked request — who may book
+// for the task's team, the quota, approval, data readiness, capacity — and
+// writes nothing. With lock, it takes the card type's lock first, as a
+// change must; a preview reads without it.
+func (s *Store) planBooking(ctx context.Context, tx *gorm.DB, op string, req BookingRequest, lock bool) (*bookingPlan, error) {
+	u, err := actorUser(ctx, tx, op)
+	if err != nil {
+		return nil, err
+	}
+	p := &bookingPlan{}
+	if err := tx.First(&p.task, req.TaskID).Error; err != nil {
+		return nil, fieldErr(op, "task_id", "task.not_found")
+	}
+	ok, err := mayBookFor(tx, u, p.task.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fieldErr(op, "task_id", "booking.not_your_team")
+	}
+	if lock {
+		err = s.lockCardType(tx, req.CardTypeID, &p.cardType)
+	} else {
+		err = tx.First(&p.cardType, req.CardTypeID).Error
+	}
+	if err != nil {
+		return nil, fieldErr(op, "card_type", "cardtype.not_found")
+	}
+	var team Team
+	if err := tx.First(&team, p.task.TeamID).Error; err != nil {
+		return nil, err
+	}
+	if p.manager, err = managesTeam(tx, u, p.task.TeamID); err != nil {
+		return nil, err
+	}
+	w := schedule.Interval{Start: req.Start, End: req.End}
+	if p.verdict, err = s.checkQuota(tx, p.task.TeamID, p.cardType.ID, req.Count, w, 0); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	b := &Booking{
+		TaskID: p.task.ID, TeamID: p.task.TeamID, UserID: u.ID, CardTypeID: p.cardType.ID, CardCount: req.Count,
+		StartAt: req.Start, EndAt: req.End, Kind: KindAdvance, Priority: p.task.Priority, PriceFen: p.cardType.PriceFen,
+		SubmittedAt: now, CreatedAt: now, UpdatedAt: now,
+	}
+	p.booking = b
+	if !req.Start.After(now.Add(time.Minute)) {
+		b.Kind = KindOnDemand
+	}
+	if !p.verdict.OK() {
+		if !(req.OverrideQuota && p.manager) {
+			return nil, quotaErr(op, p.verdict)
+		}
+		b.QuotaOverrideBy = &u.ID
+	}
+	switch {
+	case team.RequiresApproval && !p.manager:
+		b.State, b.WaitReason = BookingPending, WaitApproval
+		return p, nil
+	case p.task.DataReadiness == schedule.DataNotReady && !req.Start.After(now):
+		b.State, b.WaitReason = BookingPending, WaitData
+		return p, nil
+	}
+	placed, short, err := s.place(tx, &p.cardType, b)
+	if err != nil {
+		return nil, err
+	}
+	if short != nil {
+		if !req.Queue {
+			return nil, noCapacityErr(op, short)
+		}
+		b.State, b.WaitReason = BookingPending, WaitCapacity
+		return p, nil
+	}
+	p.preempted = placed.Preempt
+	return p, nil
+}
+
 // CreateBooking places a request: checks who may book for the task's team,
 // the quota, approval and data readiness, then assigns cards — all in one
 // transaction holding the card type's lock, so no card is ever assigned to
 // two overlapping bookings, whatever the number of server processes.
 func (s *Store) CreateBooking(ctx context.Context, req BookingRequest) (*BookingResult, error) {
 	const op = "store.CreateBooking"
-	v := errs.NewValidation(op)
-	v.Check(req.TaskID > 0, "task_id", "task.not_found")
-	v.Check(req.CardTypeID > 0, "card_type", "cardtype.not_found")
-	v.Check(req.Count >= 1 && req.Count <= s.policy.MaxCards, "count", "booking.count_range")
-	req.Start, req.End = s.validateWindow(op, req.Start, req.End, v)
-	if err := v.Err(); err != nil {
+	if err := s.checkBookingRequest(op, &req); err != nil {
 		return nil, err
 	}
 	var res BookingResult
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
-		u, err := actorUser(ctx, tx, op)
+		p, err := s.planBooking(ctx, tx, op, req, true)
 		if err != nil {
 			return err
 		}
-		var task Task
-		if err := tx.First(&task, req.TaskID).Error; err != nil {
-			return fieldErr(op, "task_id", "task.not_found")
-		}
-		ok, err := mayBookFor(tx, u, task.TeamID)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fieldErr(op, "task_id", "booking.not_your_team")
-		}
-		var ct CardType
-		if err := s.lockCardType(tx, req.CardTypeID, &ct); err != nil {
-			return fieldErr(op, "card_type", "cardtype.not_found")
-		}
-		var team Team
-		if err := tx.First(&team, task.TeamID).Error; err != nil {
-			return err
-		}
-		manager, err := managesTeam(tx, u, task.TeamID)
-		if err != nil {
-			return err
-		}
-		w := schedule.Interval{Start: req.Start, End: req.End}
-		verdict, err := s.checkQuota(tx, task.TeamID, ct.ID, req.Count, w, 0)
-		if err != nil {
-			return err
-		}
-		now := s.now()
-		b := &Booking{
-			TaskID: task.ID, TeamID: task.TeamID, UserID: u.ID, CardTypeID: ct.ID, CardCount: req.Count,
-			StartAt: req.Start, EndAt: req.End, Kind: KindAdvance, Priority: task.Priority, PriceFen: ct.PriceFen,
-			SubmittedAt: now, CreatedAt: now, UpdatedAt: now,
-		}
-		if !req.Start.After(now.Add(time.Minute)) {
-			b.Kind = KindOnDemand
-		}
-		if !verdict.OK() {
-			if !(req.OverrideQuota && manager) {
-				return quotaErr(op, verdict)
-			}
-			b.QuotaOverrideBy = &u.ID
-		}
-		switch {
-		case team.RequiresApproval && !manager:
-			b.State, b.WaitReason = BookingPending, WaitApproval
-		case task.DataReadiness == schedule.DataNotReady && !req.Start.After(now):
-			b.State, b.WaitReason = BookingPending, WaitData
-		}
-		if b.State == "" {
-			placed, short, err := s.place(tx, &ct, b)
-			if err != nil {
-				return err
-			}
-			if short != nil {
-				if !req.Queue {
-					return noCapacityErr(op, short)
-				}
-				b.State, b.WaitReason = BookingPending, WaitCapacity
-			} else {
-				res.Preempted = placed.Preempt
-			}
-		}
+		b := p.booking
 		if b.State == BookingPending {
 			if err := tx.Create(b).Error; err != nil {
 				return err
@@ -328,13 +362,13 @@ func (s *Store) CreateBooking(ctx context.Context, req BookingRequest) (*Booking
 		} else if err := s.commitPlacement(ctx, tx, b, &res); err != nil {
 			return err
 		}
-		res.Booking = b
+		res.Booking, res.Preempted = b, p.preempted
 		if b.QuotaOverrideBy != nil {
-			if err := s.audit(ctx, tx, "quota_override", "booking", b.ID, quotaSummary(verdict), nil, b); err != nil {
+			if err := s.audit(ctx, tx, "quota_override", "booking", b.ID, quotaSummary(p.verdict), nil, b); err != nil {
 				return err
 			}
 		}
-		return s.audit(ctx, tx, "create", "booking", b.ID, fmt.Sprintf("%s ×%d %s", ct.Name, b.CardCount, b.State), nil, b)
+		return s.audit(ctx, tx, "create", "booking", b.ID, fmt.Sprintf("%s ×%d %s", p.cardType.Name, b.CardCount, b.State), nil, b)
 	})
 	if err != nil {
 		return nil, err
@@ -373,30 +407,6 @@ func (s *Store) place(tx *gorm.DB, ct *CardType, b *Booking) (schedule.Placement
 	}
 	b.WaitReason = ""
 	return placed, nil, nil
-}
-
-// heldAssignments lists the cards of a type held during w, with the class of
-// the booking that holds each; except skips one booking (itself, when
-// re-placing).
-func heldAssignments(tx *gorm.DB, cardTypeID int64, w schedule.Interval, except int64) ([]schedule.Assignment, error) {
-	type row struct {
-		CardID, BookingID int64
-		StartAt, EndAt    time.Time
-		Priority          string
-	}
-	var rows []row
-	err := tx.Table("booking_cards bc").Select("bc.card_id, bc.booking_id, bc.start_at, bc.end_at, b.priority").
-		Joins("JOIN bookings b ON b.id = bc.booking_id").
-		Where("bc.card_type_id = ? AND bc.held = ? AND bc.start_at < ? AND bc.end_at > ? AND bc.booking_id <> ?", cardTypeID, true, w.End, w.Start, except).
-		Scan(&rows).Error
-	if err != nil {
-		return nil, err
-	}
-	out := make([]schedule.Assignment, len(rows))
-	for i, r := range rows {
-		out[i] = schedule.Assignment{CardID: r.CardID, BookingID: r.BookingID, Interval: schedule.Interval{Start: r.StartAt.UTC(), End: r.EndAt.UTC()}, Priority: r.Priority}
-	}
-	return out, nil
 }
 
 func (Booking) TableName() string { return "bookings" }

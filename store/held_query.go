@@ -8,14 +8,16 @@ import (
 	"cardhour/schedule"
 )
 
-// heldAssignmentsIndexed is heldAssignments without the scan: the held
+// heldAssignmentsIndexed lists the cards of a type held during w, with the
+// class of the booking that holds each (except skips one booking), without
+// a scan: the held
 // assignments of one card never overlap (the rule this whole package
 // keeps), so those meeting w are the ones starting inside w plus, per
 // card, at most the last one starting before w. The first is a range on
 // ix_booking_cards_type_held, the second one probe per card on
-// ix_booking_cards_card. heldAssignments reads every held row of the type
-// that starts before w ends — under load most of the table, inside the
-// booking transaction. Proposed to replace its body.
+// ix_booking_cards_card. The plain query (kept as heldAssignments, the
+// tests' oracle) reads every held row of the type that starts before w
+// ends — under load most of the table, inside the booking transaction.
 func heldAssignmentsIndexed(tx *gorm.DB, cardTypeID int64, w schedule.Interval, except int64) ([]schedule.Assignment, error) {
 	type row struct {
 		CardID, BookingID int64

@@ -227,7 +227,7 @@ func (s *Store) FindQuotas(ctx context.Context, f QuotaFilter) ([]QuotaView, err
 	for i := range out {
 		v := &out[i]
 		w := schedule.Interval{Start: v.ValidFrom.UTC(), End: v.ExpiresAt.UTC()}
-		used, _, err := quotaUse(s.read(ctx), v.TeamID, v.CardTypeID, w, w, 0)
+		used, _, err := quotaUseSQL(s.read(ctx), s.dialect, v.TeamID, v.CardTypeID, w, w, 0)
 		if err != nil {
 			return nil, translate(op, err)
 		}
