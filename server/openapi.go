@@ -287,7 +287,8 @@ func errorResponse(desc string) map[string]any {
 // buildOpenAPI assembles the document.
 func buildOpenAPI() ([]byte, error) {
 	paths := map[string]map[string]any{}
-	for _, op := range append(apiOps(), boardAPIOps()...) { // the board's own are in telemetry_api.go
+	// Areas with their own files (board, ledger, files) list their own operations.
+	for _, op := range append(append(append(apiOps(), boardAPIOps()...), ledgerAPIOps()...), filesAPIOps()...) {
 		p := openAPIPath(op.path)
 		if paths[p] == nil {
 			paths[p] = map[string]any{}
@@ -359,8 +360,11 @@ func buildOpenAPI() ([]byte, error) {
 		}},
 	}
 	types := apiSchemas()
-	for name, t := range boardAPISchemas() { // the board's own are in telemetry_api.go
-		types[name] = t
+	// Areas with their own files keep their schemas next to their operations.
+	for _, area := range []map[string]reflect.Type{boardAPISchemas(), ledgerAPISchemas(), filesAPISchemas()} {
+		for name, t := range area {
+			types[name] = t
+		}
 	}
 	for name, t := range types {
 		s := schemaFor(t)

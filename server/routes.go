@@ -34,8 +34,6 @@ func (s *Server) registerRoutes() {
 
 	// Main sections.
 	s.add(GET, "/", Viewer, s.home)
-	s.add(GET, "/ledger", Viewer, s.section("nav.ledger", "ledger"))
-	s.add(GET, "/reports", Manager, s.section("nav.reports", "reports"))
 
 	// Admin pages.
 	s.add(GET, "/admin", Admin, s.adminIndex)
@@ -50,6 +48,12 @@ func (s *Server) registerRoutes() {
 	// availability, calendar feeds.
 	s.registerBookingPages()
 	s.registerPlanningPages()
+
+	// The ledger and reports: card-hours spent against output.
+	s.registerLedger()
+
+	// Versioned task files (plans, scripts, configs) in object storage.
+	s.registerFiles()
 
 	// Live occupancy: telemetry in, the wall board and its websocket out.
 	s.registerBoard()

@@ -1,0 +1,4 @@
+package web
+
+// filesMessages are the task files' texts.
+var filesMessages = map[string][2]string{}
