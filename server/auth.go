@@ -59,7 +59,7 @@ func (s *Server) currentUser(c echo.Context) (*store.User, error) {
 	c.Set(ctxUserDone, true)
 	c.Set(ctxUser, u)
 	if u != nil {
-		c.SetRequest(c.Request().WithContext(store.WithActor(ctx, store.Actor{UserID: u.ID, Username: u.Username, IP: c.RealIP()})))
+		c.SetRequest(c.Request().WithContext(store.WithActor(ctx, store.Actor{UserID: u.ID, Username: u.Username, IP: c.RealIP(), Role: u.Role})))
 	}
 	return u, nil
 }

@@ -14,6 +14,10 @@ type Actor struct {
 	UserID   int64
 	Username string
 	IP       string
+	// Role, when set, is the site role the caller loaded with the user for
+	// this very request; the store then trusts it instead of reading the
+	// user again inside its transactions.
+	Role string
 }
 
 type actorKey struct{}

@@ -13,8 +13,9 @@ import (
 )
 
 // commitPlacement writes a placed booking: the booking row, one row per
-// assigned card, and the preemption of displaced backfill bookings.
-func (s *Store) commitPlacement(ctx context.Context, tx *gorm.DB, b *Booking, res *BookingResult) error {
+// assigned card, and the preemption of displaced backfill bookings. before
+// is the stored booking when a waiting one is placed, nil for a new one.
+func (s *Store) commitPlacement(ctx context.Context, tx *gorm.DB, before, b *Booking, res *BookingResult) error {
 	p := b.pending
 	if p == nil {
 		return errs.Internalf("store.commitPlacement", "booking %d has no placement", b.ID)
@@ -22,11 +23,7 @@ func (s *Store) commitPlacement(ctx context.Context, tx *gorm.DB, b *Booking, re
 	now := s.now()
 	b.ConfirmedAt = &now
 	b.UpdatedAt = now
-	if b.ID == 0 {
-		if err := tx.Create(b).Error; err != nil {
-			return err
-		}
-	} else if err := tx.Save(b).Error; err != nil {
+	if err := s.saveBooking(tx, before, b); err != nil {
 		return err
 	}
 	for _, cardID := range p.cards {
@@ -34,15 +31,15 @@ func (s *Store) commitPlacement(ctx context.Context, tx *gorm.DB, b *Booking, re
 		if err := tx.Create(&bc).Error; err != nil {
 			return err
 		}
+		noteInserted(tx, b.CardTypeID, heldRow{CardID: cardID, BookingID: b.ID, TeamID: b.TeamID,
+			StartAt: b.StartAt.UTC(), EndAt: b.EndAt.UTC(), Priority: b.Priority})
 	}
 	for _, id := range p.preempt {
 		if err := s.preempt(ctx, tx, id, b); err != nil {
 			return err
 		}
 	}
-	if err := tx.Table("cards").Where("id IN ?", p.cards).Pluck("uuid", &res.Cards).Error; err != nil {
-		return err
-	}
+	res.Cards = p.uuids
 	b.pending = nil
 	return nil
 }
@@ -67,9 +64,10 @@ func (s *Store) preempt(ctx context.Context, tx *gorm.DB, id int64, by *Booking)
 	victim.EndedAt = &cut
 	victim.StateNote = fmt.Sprintf("booking #%d", by.ID)
 	victim.UpdatedAt = s.now()
-	if err := tx.Save(&victim).Error; err != nil {
+	if err := s.saveBooking(tx, &before, &victim); err != nil {
 		return err
 	}
+	noteHeldChanged(tx, victim.CardTypeID)
 	held := tx.Model(&bookingCard{}).Where("booking_id = ?", id)
 	if cut.After(victim.StartAt) {
 		if err := held.Update("end_at", cut).Error; err != nil {
@@ -135,18 +133,29 @@ func (s *Store) MarkNotificationsRead(ctx context.Context, userID int64) error {
 }
 
 // checkQuota tests cards over w against the team's quota for the card type,
-// counting every live or finished booking but except.
-func (s *Store) checkQuota(tx *gorm.DB, teamID, cardTypeID int64, cards int, w schedule.Interval, except int64) (schedule.QuotaVerdict, error) {
+// counting every live or finished booking but except (nil for none): the
+// quota's running total, less what except draws, and the peak of cards held
+// during w.
+func (s *Store) checkQuota(tx *gorm.DB, teamID, cardTypeID int64, cards int, w schedule.Interval, except *Booking) (schedule.QuotaVerdict, *Quota, error) {
 	q, err := findQuotaFor(tx, teamID, cardTypeID, w.Start)
 	if err != nil || q == nil {
-		return schedule.CheckQuota(nil, cards, w, 0, 0), err
+		return schedule.CheckQuota(nil, cards, w, 0, 0), nil, err
 	}
 	sq := q.policy()
-	used, peak, err := quotaUseSQL(tx, s.dialect, teamID, cardTypeID, schedule.Interval{Start: q.ValidFrom, End: q.ExpiresAt}, w, except)
-	if err != nil {
-		return schedule.QuotaVerdict{}, err
+	var exceptID int64
+	if except != nil {
+		exceptID = except.ID
 	}
-	return schedule.CheckQuota(&sq, cards, w, used, peak), nil
+	// The cap on cards at once needs the peak only when there is a cap and
+	// w lies inside the quota (outside it the verdict is already no).
+	var peak int
+	if q.MaxCards > 0 && !w.Start.Before(sq.ValidFrom) && !w.End.After(sq.ExpiresAt) {
+		if peak, err = s.teamHeldPeak(tx, teamID, cardTypeID, w, exceptID); err != nil {
+			return schedule.QuotaVerdict{}, nil, err
+		}
+	}
+	used := q.UsedCardSeconds - drawnCardSeconds(except, q.window())
+	return schedule.CheckQuota(&sq, cards, w, used, peak), q, nil
 }
 
 func fieldErr(op, field, key string) error {

@@ -72,6 +72,7 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 		if now.After(b.StartAt) {
 			res.ReturnedCardSeconds = schedule.CardSeconds(b.CardCount, now, b.EndAt)
 			b.State = BookingReleased
+			noteHeldChanged(tx, b.CardTypeID)
 			if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("end_at", now).Error; err != nil {
 				return err
 			}
@@ -79,6 +80,7 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 			// Released before it began: nothing was used, everything returns.
 			res.ReturnedCardSeconds = schedule.CardSeconds(b.CardCount, b.StartAt, b.EndAt)
 			b.State = BookingCancelled
+			noteHeldChanged(tx, b.CardTypeID)
 			if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("held", false).Error; err != nil {
 				return err
 			}
@@ -86,7 +88,7 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 		res.ReturnedFen = schedule.CostFen(res.ReturnedCardSeconds, b.PriceFen)
 		b.EndedAt = &now
 		b.UpdatedAt = now
-		if err := tx.Save(b).Error; err != nil {
+		if err := s.saveBooking(tx, &before, b); err != nil {
 			return err
 		}
 		if err := s.audit(ctx, tx, "release", "booking", b.ID, fmt.Sprintf("returned %s card-hours", hours(res.ReturnedCardSeconds)), before, b); err != nil {
@@ -119,11 +121,12 @@ func (s *Store) CancelBooking(ctx context.Context, id int64) (*Booking, error) {
 			return errs.E(errs.Conflict, op, "booking.not_cancellable", b.State)
 		}
 		before := *b
+		noteHeldChanged(tx, b.CardTypeID)
 		if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("held", false).Error; err != nil {
 			return err
 		}
 		b.State, b.WaitReason, b.EndedAt, b.UpdatedAt = BookingCancelled, "", &now, now
-		if err := tx.Save(b).Error; err != nil {
+		if err := s.saveBooking(tx, &before, b); err != nil {
 			return err
 		}
 		if err := s.audit(ctx, tx, "cancel", "booking", b.ID, "", before, b); err != nil {
@@ -159,7 +162,7 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 			return errs.E(errs.Conflict, op, "booking.already_over")
 		}
 		extra := schedule.Interval{Start: b.EndAt, End: newEnd}
-		verdict, err := s.checkQuota(tx, b.TeamID, b.CardTypeID, b.CardCount, schedule.Interval{Start: b.StartAt, End: newEnd}, b.ID)
+		verdict, _, err := s.checkQuota(tx, b.TeamID, b.CardTypeID, b.CardCount, schedule.Interval{Start: b.StartAt, End: newEnd}, b)
 		if err != nil {
 			return err
 		}
@@ -188,13 +191,14 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 					}
 				}
 			}
+			noteHeldChanged(tx, b.CardTypeID)
 			if err := tx.Model(&bookingCard{}).Where("booking_id = ? AND held = ?", b.ID, true).Update("end_at", newEnd).Error; err != nil {
 				return err
 			}
 		}
 		before := *b
 		b.EndAt, b.UpdatedAt = newEnd, now
-		if err := tx.Save(b).Error; err != nil {
+		if err := s.saveBooking(tx, &before, b); err != nil {
 			return err
 		}
 		out = b
@@ -226,7 +230,7 @@ func (s *Store) ApproveBooking(ctx context.Context, id int64) (*BookingResult, e
 		}
 		before := *b
 		b.WaitReason = WaitCapacity
-		if err := tx.Save(b).Error; err != nil {
+		if err := s.saveBooking(tx, &before, b); err != nil {
 			return err
 		}
 		if err := s.audit(ctx, tx, "approve", "booking", b.ID, "", before, b); err != nil {
@@ -298,7 +302,7 @@ func (s *Store) placeWaiting(ctx context.Context, tx *gorm.DB, ct *CardType) err
 			continue
 		}
 		var res BookingResult
-		if err := s.commitPlacement(ctx, tx, &b, &res); err != nil {
+		if err := s.commitPlacement(ctx, tx, &r.Booking, &b, &res); err != nil {
 			return err
 		}
 		if err := s.notify(tx, b.UserID, "placed", "notify.placed", fmt.Sprintf("/bookings/%d", b.ID), b.ID); err != nil {
@@ -362,6 +366,7 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 					}
 					if task.DataReadiness == schedule.DataNotReady {
 						// Cards are not kept idle waiting for data (数据没备好就占位卡空着等数据).
+						noteHeldChanged(tx, b.CardTypeID)
 						if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("held", false).Error; err != nil {
 							return err
 						}
@@ -378,7 +383,7 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 					continue
 				}
 				b.UpdatedAt = now
-				if err := tx.Save(b).Error; err != nil {
+				if err := s.saveBooking(tx, &before, b); err != nil {
 					return err
 				}
 				if before.State != b.State {

@@ -33,10 +33,17 @@ func as(u *store.User) context.Context {
 	return store.WithActor(context.Background(), store.Actor{UserID: u.ID, Username: u.Username})
 }
 
-func newBookingWorld(t *testing.T, dialect string, cards int) *bookingWorld {
+func newBookingWorld(t testing.TB, dialect string, cards int) *bookingWorld {
 	t.Helper()
 	clock := storetest.NewClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
 	st := storetest.MustOpenWith(t, dialect, store.Options{Now: clock.Now})
+	return buildBookingWorld(t, st, clock, cards)
+}
+
+// buildBookingWorld fills st with the world's people, cards, tasks and
+// quotas.
+func buildBookingWorld(t testing.TB, st *store.Store, clock *storetest.Clock, cards int) *bookingWorld {
+	t.Helper()
 	w := &bookingWorld{st: st, clock: clock}
 	w.admin = MustUser(t, st, "root", store.RoleAdmin)
 	w.manager = MustUser(t, st, "boss", store.RoleManager)

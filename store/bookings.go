@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"cardhour/errs"
 	"cardhour/schedule"
@@ -64,6 +63,9 @@ type Booking struct {
 	UpdatedAt       time.Time  `json:"updated_at"`
 
 	pending *pendingPlacement
+	// quota is the quota the request was checked against, when it covers
+	// the whole window: saving a new booking then moves that total alone.
+	quota *Quota
 }
 
 // Window is the booking's [start, end).
@@ -150,14 +152,29 @@ type BookingResult struct {
 // lockCardType serialises every change to one card type's bookings. On MySQL
 // the row lock holds across server processes; SQLite's immediate
 // transactions already admit one writer at a time.
+//
+// Taking the lock raises the type's booking generation: the update is what
+// locks the row on MySQL, and the new generation tells this transaction
+// whether the placement book it keeps in memory is current (see
+// card_type_book.go).
 func (s *Store) lockCardType(tx *gorm.DB, id int64, ct *CardType) error {
-	q := tx
-	if s.dialect == MySQL {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	const op = "store.lockCardType"
+	res := tx.Exec("UPDATE card_types SET booking_gen = booking_gen + 1 WHERE id = ?", id)
+	if res.Error != nil {
+		return res.Error
 	}
-	if err := q.First(ct, id).Error; err != nil {
-		return withKey(translate("store.lockCardType", err), "cardtype.not_found")
+	if res.RowsAffected == 0 {
+		return errs.E(errs.NotFound, op, "cardtype.not_found")
 	}
+	var row struct {
+		CardType
+		BookingGen int64
+	}
+	if err := tx.Table("card_types").Where("id = ?", id).Take(&row).Error; err != nil {
+		return withKey(translate(op, err), "cardtype.not_found")
+	}
+	*ct = row.CardType
+	noteLocked(tx, id, row.BookingGen)
 	return nil
 }
 
@@ -166,6 +183,9 @@ func actorUser(ctx context.Context, tx *gorm.DB, op string) (*User, error) {
 	a := ActorFrom(ctx)
 	if a.UserID == 0 {
 		return nil, errs.E(errs.Unauthorized, op, "auth.required")
+	}
+	if a.Role != "" {
+		return &User{ID: a.UserID, Username: a.Username, Role: a.Role}, nil
 	}
 	var u User
 	if err := tx.First(&u, a.UserID).Error; err != nil {
@@ -247,6 +267,7 @@ type bookingPlan struct {
 	cardType  CardType
 	manager   bool
 	verdict   schedule.QuotaVerdict
+	quota     *Quota // the quota checked; nil when the team has none
 	preempted []int64
 }
 
@@ -271,14 +292,32 @@ func (s *Store) planBooking(ctx context.Context, tx *gorm.DB, op string, req Boo
 		return nil, err
 	}
 	p := &bookingPlan{}
-	if err := tx.First(&p.task, req.TaskID).Error; err != nil {
+	// The task, its team's approval rule and the actor's role in the team
+	// in one read: this runs for every booking.
+	var tt struct {
+		Task
+		RequiresApproval bool
+		TeamRole         *string
+	}
+	err = tx.Table("tasks").Select("tasks.*, teams.requires_approval, m.role AS team_role").
+		Joins("JOIN teams ON teams.id = tasks.team_id").
+		Joins("LEFT JOIN memberships m ON m.team_id = tasks.team_id AND m.user_id = ?", u.ID).
+		Where("tasks.id = ?", req.TaskID).Take(&tt).Error
+	if err != nil {
+		if e := translate(op, err); !errs.Is(e, errs.NotFound) {
+			return nil, e
+		}
 		return nil, fieldErr(op, "task_id", "task.not_found")
 	}
-	ok, err := mayBookFor(tx, u, p.task.TeamID)
-	if err != nil {
-		return nil, err
+	p.task = tt.Task
+	role := ""
+	if tt.TeamRole != nil {
+		role = *tt.TeamRole
 	}
-	if !ok {
+	// The same rules as mayBookFor and managesTeam, on the role just read.
+	mayBook := u.Role == RoleAdmin || (RoleRank(u.Role) >= RoleRank(RoleMember) && (role == TeamRoleManager || role == TeamRoleMember))
+	p.manager = u.Role == RoleAdmin || (RoleRank(u.Role) >= RoleRank(RoleManager) && role == TeamRoleManager)
+	if !mayBook {
 		return nil, fieldErr(op, "task_id", "booking.not_your_team")
 	}
 	if lock {
@@ -289,15 +328,8 @@ func (s *Store) planBooking(ctx context.Context, tx *gorm.DB, op string, req Boo
 	if err != nil {
 		return nil, fieldErr(op, "card_type", "cardtype.not_found")
 	}
-	var team Team
-	if err := tx.First(&team, p.task.TeamID).Error; err != nil {
-		return nil, err
-	}
-	if p.manager, err = managesTeam(tx, u, p.task.TeamID); err != nil {
-		return nil, err
-	}
 	w := schedule.Interval{Start: req.Start, End: req.End}
-	if p.verdict, err = s.checkQuota(tx, p.task.TeamID, p.cardType.ID, req.Count, w, 0); err != nil {
+	if p.verdict, p.quota, err = s.checkQuota(tx, p.task.TeamID, p.cardType.ID, req.Count, w, nil); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -307,6 +339,9 @@ func (s *Store) planBooking(ctx context.Context, tx *gorm.DB, op string, req Boo
 		SubmittedAt: now, CreatedAt: now, UpdatedAt: now,
 	}
 	p.booking = b
+	if p.quota != nil && !b.StartAt.Before(p.quota.ValidFrom) && !b.EndAt.After(p.quota.ExpiresAt) {
+		b.quota = p.quota
+	}
 	if !req.Start.After(now.Add(time.Minute)) {
 		b.Kind = KindOnDemand
 	}
@@ -317,7 +352,7 @@ func (s *Store) planBooking(ctx context.Context, tx *gorm.DB, op string, req Boo
 		b.QuotaOverrideBy = &u.ID
 	}
 	switch {
-	case team.RequiresApproval && !p.manager:
+	case tt.RequiresApproval && !p.manager:
 		b.State, b.WaitReason = BookingPending, WaitApproval
 		return p, nil
 	case p.task.DataReadiness == schedule.DataNotReady && !req.Start.After(now):
@@ -356,10 +391,10 @@ func (s *Store) CreateBooking(ctx context.Context, req BookingRequest) (*Booking
 		}
 		b := p.booking
 		if b.State == BookingPending {
-			if err := tx.Create(b).Error; err != nil {
+			if err := s.saveBooking(tx, nil, b); err != nil {
 				return err
 			}
-		} else if err := s.commitPlacement(ctx, tx, b, &res); err != nil {
+		} else if err := s.commitPlacement(ctx, tx, nil, b, &res); err != nil {
 			return err
 		}
 		res.Booking, res.Preempted = b, p.preempted
@@ -379,19 +414,30 @@ func (s *Store) CreateBooking(ctx context.Context, req BookingRequest) (*Booking
 // pendingPlacement carries a computed placement from place to commit.
 type pendingPlacement struct {
 	cards   []int64
+	uuids   []string // of cards, in order
 	preempt []int64
 }
 
 // place computes a placement for b without writing; b.State becomes
 // confirmed or active when it fits.
 func (s *Store) place(tx *gorm.DB, ct *CardType, b *Booking) (schedule.Placement, *schedule.Shortfall, error) {
-	var cards []int64
-	if err := tx.Model(&Card{}).Where("card_type_id = ? AND status = ?", ct.ID, CardActive).Order("id").Pluck("id", &cards).Error; err != nil {
-		return schedule.Placement{}, nil, err
-	}
-	busy, err := heldAssignmentsIndexed(tx, ct.ID, b.Window(), b.ID)
+	active, err := s.activeCards(tx, ct.ID)
 	if err != nil {
 		return schedule.Placement{}, nil, err
+	}
+	cards := make([]int64, len(active))
+	uuidOf := make(map[int64]string, len(active))
+	for i, c := range active {
+		cards[i], uuidOf[c.ID] = c.ID, c.UUID
+	}
+	rows, err := s.heldRows(tx, ct.ID, b.Window(), b.ID)
+	if err != nil {
+		return schedule.Placement{}, nil, err
+	}
+	busy := make([]schedule.Assignment, len(rows))
+	for i, r := range rows {
+		busy[i] = schedule.Assignment{CardID: r.CardID, BookingID: r.BookingID,
+			Interval: schedule.Interval{Start: r.StartAt.UTC(), End: r.EndAt.UTC()}, Priority: r.Priority}
 	}
 	pool := schedule.Pool{Cards: cards, Busy: busy, CoreReserve: int(s.policy.CoreReserveShare * float64(len(cards)))}
 	req := schedule.Request{Count: b.CardCount, Interval: b.Window(), Priority: b.Priority, MayPreempt: b.Priority == schedule.Core}
@@ -400,6 +446,9 @@ func (s *Store) place(tx *gorm.DB, ct *CardType, b *Booking) (schedule.Placement
 		return placed, short, nil
 	}
 	b.pending = &pendingPlacement{cards: placed.Cards, preempt: placed.Preempt}
+	for _, id := range placed.Cards {
+		b.pending.uuids = append(b.pending.uuids, uuidOf[id])
+	}
 	if b.StartAt.After(s.now()) {
 		b.State = BookingConfirmed
 	} else {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -108,6 +109,9 @@ func (s *Store) CreateCard(ctx context.Context, in CardInput) (*Card, error) {
 		if err := checkCardRefs(tx, op, in); err != nil {
 			return err
 		}
+		if err := s.changeCardsOf(tx, in.CardTypeID); err != nil {
+			return err
+		}
 		if err := tx.Create(c).Error; err != nil {
 			return err
 		}
@@ -133,6 +137,9 @@ func (s *Store) UpdateCard(ctx context.Context, id int64, in CardInput) (*Card, 
 		if err := checkCardRefs(tx, op, in); err != nil {
 			return err
 		}
+		if err := s.changeCardsOf(tx, c.CardTypeID, in.CardTypeID); err != nil {
+			return err
+		}
 		before := c
 		c.UUID, c.GPUIndex, c.HostID, c.CardTypeID, c.Status = in.UUID, in.GPUIndex, in.HostID, in.CardTypeID, in.Status
 		c.UpdatedAt = s.now()
@@ -155,6 +162,9 @@ func (s *Store) DeleteCard(ctx context.Context, id int64) error {
 		var c Card
 		if err := tx.First(&c, id).Error; err != nil {
 			return withKey(translate(op, err), "card.not_found")
+		}
+		if err := s.changeCardsOf(tx, c.CardTypeID); err != nil {
+			return err
 		}
 		if err := tx.Delete(&c).Error; err != nil {
 			return inUse(translate(op, err), "card.has_bookings")
@@ -206,4 +216,23 @@ func uuidTaken(err error) error {
 		return &errs.Error{Code: errs.Conflict, Op: e.Op, Key: "card.uuid_taken", Fields: map[string]string{"uuid": "card.uuid_taken"}, Err: err}
 	}
 	return err
+}
+
+// changeCardsOf takes the lock of each card type whose cards are about to
+// change, so no booking is placed on a card being retired or moved
+// meanwhile, and so the types' placement books are read again.
+func (s *Store) changeCardsOf(tx *gorm.DB, typeIDs ...int64) error {
+	// One order for every transaction, so two never wait on each other.
+	slices.Sort(typeIDs)
+	for _, id := range slices.Compact(typeIDs) {
+		var ct CardType
+		if err := s.lockCardType(tx, id, &ct); err != nil {
+			if errs.Is(translate("", err), errs.NotFound) {
+				continue // checkCardRefs reports an unknown type
+			}
+			return err
+		}
+		noteHeldChanged(tx, id)
+	}
+	return nil
 }

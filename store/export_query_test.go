@@ -2,6 +2,11 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"gorm.io/gorm"
 
 	"cardhour/schedule"
 )
@@ -26,4 +31,64 @@ func (s *Store) HeldBoth(ctx context.Context, cardTypeID int64, w schedule.Inter
 	}
 	indexed, err = heldAssignmentsIndexed(tx, cardTypeID, w, except)
 	return scan, indexed, err
+}
+
+// QuotaLedgerDrift lists each quota whose running total differs from the
+// oracle's count of its bookings, as "quota id: total vs counted".
+func (s *Store) QuotaLedgerDrift(ctx context.Context) ([]string, error) {
+	tx := s.read(ctx)
+	var qs []Quota
+	if err := tx.Find(&qs).Error; err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, q := range qs {
+		used, _, err := quotaUse(tx, q.TeamID, q.CardTypeID, q.window(), q.window(), 0)
+		if err != nil {
+			return nil, err
+		}
+		if used != q.UsedCardSeconds {
+			out = append(out, fmt.Sprintf("quota %d: total %d vs counted %d", q.ID, q.UsedCardSeconds, used))
+		}
+	}
+	return out, nil
+}
+
+// MigrateDownTo rolls migrations back to version v.
+func (s *Store) MigrateDownTo(ctx context.Context, v int64) error {
+	p, err := s.provider()
+	if err != nil {
+		return err
+	}
+	_, err = p.DownTo(ctx, v)
+	return err
+}
+
+// BookDrift compares, under the card type's lock, what its placement book
+// says holds cards during w with the plain query, as "card/booking" lists.
+func (s *Store) BookDrift(ctx context.Context, typeID int64, w schedule.Interval) (book, scan []string, err error) {
+	err = s.tx(ctx, "test.BookDrift", func(tx *gorm.DB) error {
+		var ct CardType
+		if err := s.lockCardType(tx, typeID, &ct); err != nil {
+			return err
+		}
+		b, err := s.currentBook(tx, typeID)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			return fmt.Errorf("no current book under the lock")
+		}
+		for _, r := range b.during(w, 0, nil) {
+			book = append(book, fmt.Sprintf("%d/%d %s–%s", r.CardID, r.BookingID, r.StartAt.Format(time.RFC3339), r.EndAt.Format(time.RFC3339)))
+		}
+		rows, err := heldAssignments(tx, typeID, w, 0)
+		for _, r := range rows {
+			scan = append(scan, fmt.Sprintf("%d/%d %s–%s", r.CardID, r.BookingID, r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339)))
+		}
+		return err
+	})
+	slices.Sort(book)
+	slices.Sort(scan)
+	return book, scan, err
 }

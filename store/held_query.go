@@ -19,14 +19,47 @@ import (
 // tests' oracle) reads every held row of the type that starts before w
 // ends — under load most of the table, inside the booking transaction.
 func heldAssignmentsIndexed(tx *gorm.DB, cardTypeID int64, w schedule.Interval, except int64) ([]schedule.Assignment, error) {
-	type row struct {
-		CardID, BookingID int64
-		StartAt, EndAt    time.Time
-		Priority          string
+	rows, err := heldRowsIndexed(tx, cardTypeID, w, except)
+	if err != nil {
+		return nil, err
 	}
+	out := make([]schedule.Assignment, len(rows))
+	for i, r := range rows {
+		out[i] = schedule.Assignment{CardID: r.CardID, BookingID: r.BookingID,
+			Interval: schedule.Interval{Start: r.StartAt.UTC(), End: r.EndAt.UTC()}, Priority: r.Priority}
+	}
+	return out, nil
+}
+
+// teamHeldPeak is the most cards of the type the team holds at once during
+// w, but except: the quota's cap on cards at once. It counts held cards,
+// so a preempted booking counts until its cut, as its cards are still busy.
+func (s *Store) teamHeldPeak(tx *gorm.DB, teamID, cardTypeID int64, w schedule.Interval, except int64) (int, error) {
+	rows, err := s.heldRows(tx, cardTypeID, w, except)
+	if err != nil {
+		return 0, err
+	}
+	var spans []schedule.Span
+	for _, r := range rows {
+		if r.TeamID == teamID {
+			spans = append(spans, schedule.Span{Interval: schedule.Interval{Start: r.StartAt.UTC(), End: r.EndAt.UTC()}, N: 1})
+		}
+	}
+	return schedule.PeakCards(spans, w), nil
+}
+
+// heldRow is one held card of a booking, with what the rules need of it.
+type heldRow struct {
+	CardID, BookingID, TeamID int64
+	StartAt, EndAt            time.Time
+	Priority                  string
+}
+
+// heldRowsIndexed reads the held cards of heldAssignmentsIndexed.
+func heldRowsIndexed(tx *gorm.DB, cardTypeID int64, w schedule.Interval, except int64) ([]heldRow, error) {
 	start, end := w.Start.UTC(), w.End.UTC()
-	var inside, before []row
-	err := tx.Table("booking_cards bc").Select("bc.card_id, bc.booking_id, bc.start_at, bc.end_at, b.priority").
+	var inside, before []heldRow
+	err := tx.Table("booking_cards bc").Select("bc.card_id, bc.booking_id, b.team_id, bc.start_at, bc.end_at, b.priority").
 		Joins("JOIN bookings b ON b.id = bc.booking_id").
 		Where("bc.card_type_id = ? AND bc.held = ? AND bc.start_at >= ? AND bc.start_at < ? AND bc.booking_id <> ?", cardTypeID, true, start, end, except).
 		Scan(&inside).Error
@@ -35,7 +68,7 @@ func heldAssignmentsIndexed(tx *gorm.DB, cardTypeID int64, w schedule.Interval, 
 	}
 	last := tx.Table("booking_cards x").Select("x.id").
 		Where("x.card_id = c.id AND x.held = ? AND x.start_at < ?", true, start).Order("x.start_at DESC").Limit(1)
-	err = tx.Table("booking_cards bc").Select("bc.card_id, bc.booking_id, bc.start_at, bc.end_at, b.priority").
+	err = tx.Table("booking_cards bc").Select("bc.card_id, bc.booking_id, b.team_id, bc.start_at, bc.end_at, b.priority").
 		Joins("JOIN bookings b ON b.id = bc.booking_id").
 		Where("bc.id IN (?) AND bc.end_at > ? AND bc.booking_id <> ?",
 			tx.Table("cards c").Select("(?)", last).Where("c.card_type_id = ?", cardTypeID), start, except).
@@ -43,10 +76,5 @@ func heldAssignmentsIndexed(tx *gorm.DB, cardTypeID int64, w schedule.Interval, 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]schedule.Assignment, 0, len(inside)+len(before))
-	for _, r := range append(inside, before...) {
-		out = append(out, schedule.Assignment{CardID: r.CardID, BookingID: r.BookingID,
-			Interval: schedule.Interval{Start: r.StartAt.UTC(), End: r.EndAt.UTC()}, Priority: r.Priority})
-	}
-	return out, nil
+	return append(inside, before...), nil
 }

@@ -36,7 +36,15 @@ func quotaUseSQL(tx *gorm.DB, dialect string, teamID, cardTypeID int64, quotaWin
 	if err := tx.Raw(query, qs, qe, teamID, cardTypeID, BookingCancelled, except, qe, qs).Row().Scan(&used); err != nil {
 		return 0, 0, err
 	}
-	// The peak needs only the live bookings that meet w.
+	peak, err := peakCards(tx, teamID, cardTypeID, quotaWindow, w, except)
+	return used.Int64, peak, err
+}
+
+// peakCards is the most cards the team's live bookings of the type hold at
+// once during w (inside the quota window), but except; it needs only the
+// bookings that meet w.
+func peakCards(tx *gorm.DB, teamID, cardTypeID int64, quotaWindow, w schedule.Interval, except int64) (int, error) {
+	qs, qe := quotaWindow.Start.UTC(), quotaWindow.End.UTC()
 	var live []struct {
 		StartAt, EndAt time.Time
 		CardCount      int
@@ -46,13 +54,13 @@ func quotaUseSQL(tx *gorm.DB, dialect string, teamID, cardTypeID int64, quotaWin
 			teamID, cardTypeID, []string{BookingConfirmed, BookingActive}, except, qe, qs, w.End.UTC(), w.Start.UTC()).
 		Scan(&live).Error
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	spans := make([]schedule.Span, len(live))
 	for i, b := range live {
 		spans[i] = schedule.Span{Interval: schedule.Interval{Start: b.StartAt.UTC(), End: b.EndAt.UTC()}, N: b.CardCount}
 	}
-	return used.Int64, schedule.PeakCards(spans, w), nil
+	return schedule.PeakCards(spans, w), nil
 }
 
 // sqliteMicros is a stored time in microseconds since the epoch. SQLite's

@@ -14,20 +14,28 @@ import (
 // Quota grants a team card-hours of one card type inside a validity window,
 // with a cap on cards held at once ("算力常按配额发放").
 type Quota struct {
-	ID          int64     `json:"id"`
-	TeamID      int64     `json:"team_id"`
-	CardTypeID  int64     `json:"card_type_id"`
-	CardSeconds int64     `json:"-"`
-	MaxCards    int       `json:"max_cards"`
-	ValidFrom   time.Time `json:"valid_from"`
-	ExpiresAt   time.Time `json:"expires_at"`
-	Note        string    `json:"note"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          int64 `json:"id"`
+	TeamID      int64 `json:"team_id"`
+	CardTypeID  int64 `json:"card_type_id"`
+	CardSeconds int64 `json:"-"`
+	// UsedCardSeconds is the running total the team's bookings draw (see
+	// quota_ledger.go).
+	UsedCardSeconds int64     `json:"-"`
+	MaxCards        int       `json:"max_cards"`
+	ValidFrom       time.Time `json:"valid_from"`
+	ExpiresAt       time.Time `json:"expires_at"`
+	Note            string    `json:"note"`
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
 }
 
 // CardHours is the grant in card-hours.
 func (q Quota) CardHours() float64 { return float64(q.CardSeconds) / 3600 }
+
+// window is the quota's validity, [valid_from, expires_at).
+func (q Quota) window() schedule.Interval {
+	return schedule.Interval{Start: q.ValidFrom.UTC(), End: q.ExpiresAt.UTC()}
+}
 
 func (q Quota) policy() schedule.Quota {
 	return schedule.Quota{CardSeconds: q.CardSeconds, MaxCards: q.MaxCards, ValidFrom: q.ValidFrom.UTC(), ExpiresAt: q.ExpiresAt.UTC()}
@@ -137,6 +145,15 @@ func (s *Store) CreateQuota(ctx context.Context, in QuotaInput) (*Quota, error) 
 		if err := s.mayManageQuota(ctx, tx, op, in.TeamID); err != nil {
 			return err
 		}
+		// Under the card type's lock no booking can move the total between
+		// the count and the insert.
+		var ct CardType
+		if err := s.lockCardType(tx, in.CardTypeID, &ct); err != nil {
+			return err
+		}
+		if err := s.recountQuotaUse(tx, q); err != nil {
+			return err
+		}
 		if err := tx.Create(q).Error; err != nil {
 			return err
 		}
@@ -177,6 +194,15 @@ func (s *Store) UpdateQuota(ctx context.Context, id int64, in QuotaInput) (*Quot
 		before := q
 		q.CardSeconds, q.MaxCards, q.ValidFrom, q.ExpiresAt, q.Note = int64(in.CardHours*3600+0.5), in.MaxCards, in.ValidFrom, in.ExpiresAt, in.Note
 		q.UpdatedAt = s.now()
+		// A new window draws on other bookings; recount under the card
+		// type's lock so no booking moves the total meanwhile.
+		var ct CardType
+		if err := s.lockCardType(tx, q.CardTypeID, &ct); err != nil {
+			return err
+		}
+		if err := s.recountQuotaUse(tx, &q); err != nil {
+			return err
+		}
 		if err := tx.Save(&q).Error; err != nil {
 			return err
 		}
@@ -226,13 +252,8 @@ func (s *Store) FindQuotas(ctx context.Context, f QuotaFilter) ([]QuotaView, err
 	}
 	for i := range out {
 		v := &out[i]
-		w := schedule.Interval{Start: v.ValidFrom.UTC(), End: v.ExpiresAt.UTC()}
-		used, _, err := quotaUseSQL(s.read(ctx), s.dialect, v.TeamID, v.CardTypeID, w, w, 0)
-		if err != nil {
-			return nil, translate(op, err)
-		}
 		v.GrantedHours = v.CardHours()
-		v.UsedHours = float64(used) / 3600
+		v.UsedHours = float64(v.UsedCardSeconds) / 3600
 		v.RemainingHour = max(v.GrantedHours-v.UsedHours, 0)
 	}
 	return out, nil

@@ -39,6 +39,7 @@ type Store struct {
 	now     func() time.Time
 	policy  BookingPolicy
 	writeMu sync.Mutex
+	books   bookKeep // the card types' placement books (card_type_book.go)
 }
 
 // Options says which database to open.
@@ -107,7 +108,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		sqlDB.SetConnMaxLifetime(5 * time.Minute)
 		sqlDB.SetConnMaxIdleTime(time.Minute)
 	}
-	s := &Store{db: db, sqlDB: sqlDB, dialect: o.Dialect, now: clock, policy: DefaultBookingPolicy()}
+	s := &Store{db: db, sqlDB: sqlDB, dialect: o.Dialect, now: clock, policy: DefaultBookingPolicy(),
+		books: bookKeep{books: map[int64]*typeBook{}}}
 	if err := s.Ping(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
@@ -181,10 +183,12 @@ func (s *Store) tx(ctx context.Context, op string, fn func(tx *gorm.DB) error) e
 		s.writeMu.Lock()
 		defer s.writeMu.Unlock()
 	}
+	ctx, notes := withNotes(ctx)
 	err := s.db.WithContext(ctx).Transaction(fn, opts...)
 	if err != nil {
 		return translate(op, err)
 	}
+	s.books.applyNotes(notes)
 	return nil
 }
 

@@ -1,0 +1,262 @@
+package store
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+
+	"cardhour/schedule"
+)
+
+// Placing a booking needs the card type's active cards and what holds each
+// of them during the window. Reading those from the database was a quarter
+// of a booking's time under load, most of it spent parsing SQL, so each
+// process keeps them in memory per card type: a book.
+//
+// A book is only trusted while it is current. card_types.booking_gen is
+// raised by every transaction that takes the card type's lock (lockCardType,
+// which every change to the type's cards or held assignments takes), so a
+// transaction that holds the lock and reads generation G knows the book it
+// has is current when the book was made at G-1: nobody, in this process or
+// another, changed the type in between. Otherwise the book is read again.
+// After the commit the transaction brings the book to G by adding the
+// assignments it inserted; a change it cannot replay (a release, a cut, a
+// card retired) drops the book instead, to be read again by the next user.
+
+// bookKeep holds the books of one store.
+type bookKeep struct {
+	mu    sync.Mutex
+	books map[int64]*typeBook
+}
+
+// typeBook is what one card type's placement needs.
+type typeBook struct {
+	gen   int64
+	cards []bookCard          // active cards, by id
+	held  map[int64][]heldRow // per card, sorted by start; never overlapping
+}
+
+type bookCard struct {
+	ID   int64
+	UUID string
+}
+
+// txNotes records, for one transaction, the card types it locked and what
+// it changed of their books; store.tx applies them after the commit.
+type txNotes struct {
+	types map[int64]*typeNote
+}
+
+type typeNote struct {
+	gen      int64     // the generation this transaction made
+	inserted []heldRow // held assignments it added
+	dirty    bool      // it changed something the book cannot replay
+	book     *typeBook // the book it found current, if any
+}
+
+type txNotesKey struct{}
+
+func notesOf(tx *gorm.DB) *txNotes {
+	n, _ := tx.Statement.Context.Value(txNotesKey{}).(*txNotes)
+	return n
+}
+
+// noteLocked records that tx locked the type and made generation gen.
+func noteLocked(tx *gorm.DB, typeID, gen int64) *typeNote {
+	n := notesOf(tx)
+	if n == nil {
+		return nil
+	}
+	tn := n.types[typeID]
+	if tn == nil {
+		tn = &typeNote{}
+		n.types[typeID] = tn
+	}
+	tn.gen = gen
+	return tn
+}
+
+// noteHeldChanged marks the type's book as not replayable by tx: a held
+// assignment was cut, freed or moved, or a card changed.
+func noteHeldChanged(tx *gorm.DB, typeID int64) {
+	if n := notesOf(tx); n != nil {
+		if tn := n.types[typeID]; tn != nil {
+			tn.dirty = true
+			tn.book = nil
+			return
+		}
+		n.types[typeID] = &typeNote{dirty: true}
+	}
+}
+
+// noteInserted records held assignments tx added.
+func noteInserted(tx *gorm.DB, typeID int64, rows ...heldRow) {
+	if n := notesOf(tx); n != nil {
+		if tn := n.types[typeID]; tn != nil {
+			tn.inserted = append(tn.inserted, rows...)
+		}
+	}
+}
+
+// withNotes gives a transaction its notes.
+func withNotes(ctx context.Context) (context.Context, *txNotes) {
+	n := &txNotes{types: map[int64]*typeNote{}}
+	return context.WithValue(ctx, txNotesKey{}, n), n
+}
+
+// applyNotes brings the books up to date after a committed transaction.
+func (k *bookKeep) applyNotes(n *txNotes) {
+	if n == nil || len(n.types) == 0 {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for typeID, tn := range n.types {
+		b := k.books[typeID]
+		if tn.dirty || b == nil || tn.gen == 0 || b.gen != tn.gen-1 {
+			delete(k.books, typeID)
+			continue
+		}
+		for _, r := range tn.inserted {
+			b.insert(r)
+		}
+		b.gen = tn.gen
+	}
+}
+
+// currentBook returns the type's book for a transaction holding the lock at
+// generation gen, reading it when the kept one is not current.
+func (s *Store) currentBook(tx *gorm.DB, typeID int64) (*typeBook, error) {
+	n := notesOf(tx)
+	if n == nil {
+		return nil, nil
+	}
+	tn := n.types[typeID]
+	if tn == nil || tn.gen == 0 || tn.dirty {
+		return nil, nil // not locked here, or changed in ways the book does not show
+	}
+	if tn.book != nil {
+		return tn.book, nil
+	}
+	if len(tn.inserted) > 0 {
+		// A book read now would hold this transaction's own uncommitted
+		// assignments; the database answers instead.
+		return nil, nil
+	}
+	s.books.mu.Lock()
+	b := s.books.books[typeID]
+	s.books.mu.Unlock()
+	if b == nil || b.gen != tn.gen-1 {
+		var err error
+		if b, err = s.readBook(tx, typeID, tn.gen-1); err != nil {
+			return nil, err
+		}
+		s.books.mu.Lock()
+		s.books.books[typeID] = b
+		s.books.mu.Unlock()
+	}
+	tn.book = b
+	return b, nil
+}
+
+// bookHorizon is how far back a book keeps assignments: nothing is placed
+// before now (less the slack a start may have), so older ones never meet
+// a window again.
+const bookHorizon = 2 * time.Hour
+
+// readBook reads the type's active cards and its held assignments that end
+// after the book horizon.
+func (s *Store) readBook(tx *gorm.DB, typeID, gen int64) (*typeBook, error) {
+	b := &typeBook{gen: gen, held: map[int64][]heldRow{}}
+	if err := tx.Model(&Card{}).Select("id, uuid").Where("card_type_id = ? AND status = ?", typeID, CardActive).
+		Order("id").Scan(&b.cards).Error; err != nil {
+		return nil, err
+	}
+	var rows []heldRow
+	err := tx.Table("booking_cards bc").Select("bc.card_id, bc.booking_id, b.team_id, bc.start_at, bc.end_at, b.priority").
+		Joins("JOIN bookings b ON b.id = bc.booking_id").
+		Where("bc.card_type_id = ? AND bc.held = ? AND bc.end_at > ?", typeID, true, s.now().Add(-bookHorizon)).
+		Scan(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		r.StartAt, r.EndAt = r.StartAt.UTC(), r.EndAt.UTC()
+		b.held[r.CardID] = append(b.held[r.CardID], r)
+	}
+	for id := range b.held {
+		rs := b.held[id]
+		sort.Slice(rs, func(i, j int) bool { return rs[i].StartAt.Before(rs[j].StartAt) })
+	}
+	return b, nil
+}
+
+// insert adds a held assignment in start order.
+func (b *typeBook) insert(r heldRow) {
+	rs := b.held[r.CardID]
+	i := sort.Search(len(rs), func(i int) bool { return !rs[i].StartAt.Before(r.StartAt) })
+	rs = append(rs, heldRow{})
+	copy(rs[i+1:], rs[i:])
+	rs[i] = r
+	b.held[r.CardID] = rs
+}
+
+// during lists the held assignments meeting w but except's, including
+// extra ones (this transaction's own, not in the book yet).
+func (b *typeBook) during(w schedule.Interval, except int64, extra []heldRow) []heldRow {
+	var out []heldRow
+	meets := func(r heldRow) bool {
+		return r.BookingID != except && r.StartAt.Before(w.End) && r.EndAt.After(w.Start)
+	}
+	for _, rs := range b.held {
+		// Assignments of one card never overlap, so those meeting w are the
+		// last one starting before w and those starting inside it.
+		i := sort.Search(len(rs), func(i int) bool { return !rs[i].StartAt.Before(w.Start) })
+		if i > 0 && meets(rs[i-1]) {
+			out = append(out, rs[i-1])
+		}
+		for ; i < len(rs) && rs[i].StartAt.Before(w.End); i++ {
+			if meets(rs[i]) {
+				out = append(out, rs[i])
+			}
+		}
+	}
+	for _, r := range extra {
+		if meets(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// heldRows lists the type's held assignments meeting w, but except's: from
+// the book when tx holds the type's lock and the book is current, else from
+// the database.
+func (s *Store) heldRows(tx *gorm.DB, typeID int64, w schedule.Interval, except int64) ([]heldRow, error) {
+	b, err := s.currentBook(tx, typeID)
+	if err != nil || b == nil {
+		if err == nil {
+			return heldRowsIndexed(tx, typeID, w, except)
+		}
+		return nil, err
+	}
+	return b.during(schedule.Interval{Start: w.Start.UTC(), End: w.End.UTC()}, except, notesOf(tx).types[typeID].inserted), nil
+}
+
+// activeCards lists the type's active cards, by id: from the book when it
+// is current, else from the database.
+func (s *Store) activeCards(tx *gorm.DB, typeID int64) ([]bookCard, error) {
+	b, err := s.currentBook(tx, typeID)
+	if err != nil {
+		return nil, err
+	}
+	if b != nil {
+		return b.cards, nil
+	}
+	var cards []bookCard
+	err = tx.Model(&Card{}).Select("id, uuid").Where("card_type_id = ? AND status = ?", typeID, CardActive).Order("id").Scan(&cards).Error
+	return cards, err
+}
