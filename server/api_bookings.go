@@ -166,11 +166,7 @@ func (s *Server) apiCreateBooking(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	view, err := s.store.FindBookingByID(ctx, res.Booking.ID)
-	if err != nil {
-		return err
-	}
-	out := toBookingJSON(*view)
+	out := toBookingJSON(*res.View)
 	out.Preempted = res.Preempted
 	if out.Preempted == nil {
 		out.Preempted = []int64{}

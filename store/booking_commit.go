@@ -67,7 +67,7 @@ func (s *Store) preempt(ctx context.Context, tx *gorm.DB, id int64, by *Booking)
 	if err := s.saveBooking(tx, &before, &victim); err != nil {
 		return err
 	}
-	noteHeldChanged(tx, victim.CardTypeID)
+	noteBookChanged(tx, victim.CardTypeID)
 	held := tx.Model(&bookingCard{}).Where("booking_id = ?", id)
 	if cut.After(victim.StartAt) {
 		if err := held.Update("end_at", cut).Error; err != nil {
@@ -137,7 +137,7 @@ func (s *Store) MarkNotificationsRead(ctx context.Context, userID int64) error {
 // quota's running total, less what except draws, and the peak of cards held
 // during w.
 func (s *Store) checkQuota(tx *gorm.DB, teamID, cardTypeID int64, cards int, w schedule.Interval, except *Booking) (schedule.QuotaVerdict, *Quota, error) {
-	q, err := findQuotaFor(tx, teamID, cardTypeID, w.Start)
+	q, err := s.quotaFor(tx, teamID, cardTypeID, w.Start)
 	if err != nil || q == nil {
 		return schedule.CheckQuota(nil, cards, w, 0, 0), nil, err
 	}

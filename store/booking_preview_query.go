@@ -46,7 +46,11 @@ func (s *Store) PreviewBooking(ctx context.Context, req BookingRequest) (*Bookin
 	if err := s.checkBookingRequest(op, &req); err != nil {
 		return nil, err
 	}
-	plan, err := s.planBooking(ctx, s.read(ctx), op, req, false)
+	party, err := s.readBookingParty(ctx, s.read(ctx), op, req.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := s.planBooking(ctx, s.read(ctx), op, req, party, false)
 	if err != nil {
 		return nil, translate(op, err)
 	}

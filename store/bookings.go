@@ -147,6 +147,9 @@ type BookingResult struct {
 	Booking   *Booking
 	Cards     []string // uuids of the assigned cards
 	Preempted []int64  // bookings this one displaced
+	// View is the booking as FindBookingByID shows it, when CreateBooking
+	// made it: the caller need not read it back.
+	View *BookingView
 }
 
 // lockCardType serialises every change to one card type's bookings. On MySQL
@@ -159,19 +162,29 @@ type BookingResult struct {
 // card_type_book.go).
 func (s *Store) lockCardType(tx *gorm.DB, id int64, ct *CardType) error {
 	const op = "store.lockCardType"
-	res := tx.Exec("UPDATE card_types SET booking_gen = booking_gen + 1 WHERE id = ?", id)
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected == 0 {
-		return errs.E(errs.NotFound, op, "cardtype.not_found")
-	}
 	var row struct {
 		CardType
 		BookingGen int64
 	}
-	if err := tx.Table("card_types").Where("id = ?", id).Take(&row).Error; err != nil {
-		return withKey(translate(op, err), "cardtype.not_found")
+	if s.dialect == SQLite {
+		// One statement where the dialect can return the updated row.
+		if err := tx.Raw("UPDATE card_types SET booking_gen = booking_gen + 1 WHERE id = ? RETURNING *", id).Scan(&row).Error; err != nil {
+			return err
+		}
+		if row.ID == 0 {
+			return errs.E(errs.NotFound, op, "cardtype.not_found")
+		}
+	} else {
+		res := tx.Exec("UPDATE card_types SET booking_gen = booking_gen + 1 WHERE id = ?", id)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return errs.E(errs.NotFound, op, "cardtype.not_found")
+		}
+		if err := tx.Table("card_types").Where("id = ?", id).Take(&row).Error; err != nil {
+			return withKey(translate(op, err), "cardtype.not_found")
+		}
 	}
 	*ct = row.CardType
 	noteLocked(tx, id, row.BookingGen)
@@ -286,38 +299,55 @@ func (s *Store) checkBookingRequest(op string, req *BookingRequest) error {
 // for the task's team, the quota, approval, data readiness, capacity — and
 // writes nothing. With lock, it takes the card type's lock first, as a
 // change must; a preview reads without it.
-func (s *Store) planBooking(ctx context.Context, tx *gorm.DB, op string, req BookingRequest, lock bool) (*bookingPlan, error) {
-	u, err := actorUser(ctx, tx, op)
+// bookingParty is who books for which task: read before the card type's
+// lock is taken, as the request arriving a moment earlier would have seen
+// it, so the locked part of a booking is only what must be.
+type bookingParty struct {
+	user             *User
+	task             Task
+	teamName         string
+	requiresApproval bool
+	mayBook, manager bool
+}
+
+// readBookingParty reads the actor, the task, its team's approval rule and
+// the actor's role in the team, in one query.
+func (s *Store) readBookingParty(ctx context.Context, db *gorm.DB, op string, taskID int64) (*bookingParty, error) {
+	u, err := actorUser(ctx, db, op)
 	if err != nil {
 		return nil, err
 	}
-	p := &bookingPlan{}
-	// The task, its team's approval rule and the actor's role in the team
-	// in one read: this runs for every booking.
 	var tt struct {
 		Task
+		TeamName         string
 		RequiresApproval bool
 		TeamRole         *string
 	}
-	err = tx.Table("tasks").Select("tasks.*, teams.requires_approval, m.role AS team_role").
+	err = db.Table("tasks").Select("tasks.*, teams.name AS team_name, teams.requires_approval, m.role AS team_role").
 		Joins("JOIN teams ON teams.id = tasks.team_id").
 		Joins("LEFT JOIN memberships m ON m.team_id = tasks.team_id AND m.user_id = ?", u.ID).
-		Where("tasks.id = ?", req.TaskID).Take(&tt).Error
+		Where("tasks.id = ?", taskID).Take(&tt).Error
 	if err != nil {
 		if e := translate(op, err); !errs.Is(e, errs.NotFound) {
 			return nil, e
 		}
 		return nil, fieldErr(op, "task_id", "task.not_found")
 	}
-	p.task = tt.Task
 	role := ""
 	if tt.TeamRole != nil {
 		role = *tt.TeamRole
 	}
 	// The same rules as mayBookFor and managesTeam, on the role just read.
-	mayBook := u.Role == RoleAdmin || (RoleRank(u.Role) >= RoleRank(RoleMember) && (role == TeamRoleManager || role == TeamRoleMember))
-	p.manager = u.Role == RoleAdmin || (RoleRank(u.Role) >= RoleRank(RoleManager) && role == TeamRoleManager)
-	if !mayBook {
+	return &bookingParty{user: u, task: tt.Task, teamName: tt.TeamName, requiresApproval: tt.RequiresApproval,
+		mayBook: u.Role == RoleAdmin || (RoleRank(u.Role) >= RoleRank(RoleMember) && (role == TeamRoleManager || role == TeamRoleMember)),
+		manager: u.Role == RoleAdmin || (RoleRank(u.Role) >= RoleRank(RoleManager) && role == TeamRoleManager)}, nil
+}
+
+func (s *Store) planBooking(ctx context.Context, tx *gorm.DB, op string, req BookingRequest, party *bookingParty, lock bool) (*bookingPlan, error) {
+	var err error
+	u := party.user
+	p := &bookingPlan{task: party.task, manager: party.manager}
+	if !party.mayBook {
 		return nil, fieldErr(op, "task_id", "booking.not_your_team")
 	}
 	if lock {
@@ -352,7 +382,7 @@ func (s *Store) planBooking(ctx context.Context, tx *gorm.DB, op string, req Boo
 		b.QuotaOverrideBy = &u.ID
 	}
 	switch {
-	case tt.RequiresApproval && !p.manager:
+	case party.requiresApproval && !p.manager:
 		b.State, b.WaitReason = BookingPending, WaitApproval
 		return p, nil
 	case p.task.DataReadiness == schedule.DataNotReady && !req.Start.After(now):
@@ -383,9 +413,13 @@ func (s *Store) CreateBooking(ctx context.Context, req BookingRequest) (*Booking
 	if err := s.checkBookingRequest(op, &req); err != nil {
 		return nil, err
 	}
+	party, err := s.readBookingParty(ctx, s.read(ctx), op, req.TaskID)
+	if err != nil {
+		return nil, err
+	}
 	var res BookingResult
-	err := s.tx(ctx, op, func(tx *gorm.DB) error {
-		p, err := s.planBooking(ctx, tx, op, req, true)
+	err = s.tx(ctx, op, func(tx *gorm.DB) error {
+		p, err := s.planBooking(ctx, tx, op, req, party, true)
 		if err != nil {
 			return err
 		}
@@ -398,6 +432,8 @@ func (s *Store) CreateBooking(ctx context.Context, req BookingRequest) (*Booking
 			return err
 		}
 		res.Booking, res.Preempted = b, p.preempted
+		res.View = &BookingView{Booking: *b, TaskName: p.task.Name, TeamName: party.teamName, Username: party.user.Username,
+			CardTypeName: p.cardType.Name, Cards: res.Cards, CostFen: schedule.CostFen(b.BookedCardSeconds(), b.PriceFen)}
 		if b.QuotaOverrideBy != nil {
 			if err := s.audit(ctx, tx, "quota_override", "booking", b.ID, quotaSummary(p.verdict), nil, b); err != nil {
 				return err

@@ -34,9 +34,10 @@ type bookKeep struct {
 
 // typeBook is what one card type's placement needs.
 type typeBook struct {
-	gen   int64
-	cards []bookCard          // active cards, by id
-	held  map[int64][]heldRow // per card, sorted by start; never overlapping
+	gen    int64
+	cards  []bookCard          // active cards, by id
+	held   map[int64][]heldRow // per card, sorted by start; never overlapping
+	quotas map[int64][]Quota   // per team, by valid_from
 }
 
 type bookCard struct {
@@ -51,10 +52,11 @@ type txNotes struct {
 }
 
 type typeNote struct {
-	gen      int64     // the generation this transaction made
-	inserted []heldRow // held assignments it added
-	dirty    bool      // it changed something the book cannot replay
-	book     *typeBook // the book it found current, if any
+	gen      int64           // the generation this transaction made
+	inserted []heldRow       // held assignments it added
+	quotaUse map[int64]int64 // quota id → card-seconds it added to the total
+	dirty    bool            // it changed something the book cannot replay
+	book     *typeBook       // the book it found current, if any
 }
 
 type txNotesKey struct{}
@@ -79,9 +81,9 @@ func noteLocked(tx *gorm.DB, typeID, gen int64) *typeNote {
 	return tn
 }
 
-// noteHeldChanged marks the type's book as not replayable by tx: a held
-// assignment was cut, freed or moved, or a card changed.
-func noteHeldChanged(tx *gorm.DB, typeID int64) {
+// noteBookChanged marks the type's book as not replayable by tx: a held
+// assignment was cut, freed or moved, a card or a quota changed.
+func noteBookChanged(tx *gorm.DB, typeID int64) {
 	if n := notesOf(tx); n != nil {
 		if tn := n.types[typeID]; tn != nil {
 			tn.dirty = true
@@ -123,6 +125,9 @@ func (k *bookKeep) applyNotes(n *txNotes) {
 		for _, r := range tn.inserted {
 			b.insert(r)
 		}
+		for id, delta := range tn.quotaUse {
+			b.addQuotaUse(id, delta)
+		}
 		b.gen = tn.gen
 	}
 }
@@ -141,9 +146,9 @@ func (s *Store) currentBook(tx *gorm.DB, typeID int64) (*typeBook, error) {
 	if tn.book != nil {
 		return tn.book, nil
 	}
-	if len(tn.inserted) > 0 {
+	if len(tn.inserted) > 0 || len(tn.quotaUse) > 0 {
 		// A book read now would hold this transaction's own uncommitted
-		// assignments; the database answers instead.
+		// changes, and count them twice; the database answers instead.
 		return nil, nil
 	}
 	s.books.mu.Lock()
@@ -191,7 +196,58 @@ func (s *Store) readBook(tx *gorm.DB, typeID, gen int64) (*typeBook, error) {
 		rs := b.held[id]
 		sort.Slice(rs, func(i, j int) bool { return rs[i].StartAt.Before(rs[j].StartAt) })
 	}
+	var qs []Quota
+	if err := tx.Where("card_type_id = ?", typeID).Order("valid_from").Find(&qs).Error; err != nil {
+		return nil, err
+	}
+	b.quotas = map[int64][]Quota{}
+	for _, q := range qs {
+		b.quotas[q.TeamID] = append(b.quotas[q.TeamID], q)
+	}
 	return b, nil
+}
+
+// addQuotaUse moves a quota's total in the book.
+func (b *typeBook) addQuotaUse(quotaID, delta int64) {
+	for _, qs := range b.quotas {
+		for i := range qs {
+			if qs[i].ID == quotaID {
+				qs[i].UsedCardSeconds += delta
+				return
+			}
+		}
+	}
+}
+
+// noteQuotaUse records what tx added to a quota's total, for the book.
+func noteQuotaUse(tx *gorm.DB, typeID, quotaID, delta int64) {
+	if n := notesOf(tx); n != nil {
+		if tn := n.types[typeID]; tn != nil {
+			if tn.quotaUse == nil {
+				tn.quotaUse = map[int64]int64{}
+			}
+			tn.quotaUse[quotaID] += delta
+		}
+	}
+}
+
+// quotaFor is findQuotaFor from the book when tx holds the type's lock and
+// the book is current, with what tx itself added to the totals.
+func (s *Store) quotaFor(tx *gorm.DB, teamID, typeID int64, t time.Time) (*Quota, error) {
+	b, err := s.currentBook(tx, typeID)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return findQuotaFor(tx, teamID, typeID, t)
+	}
+	for _, q := range b.quotas[teamID] {
+		if q.ExpiresAt.After(t) {
+			q.UsedCardSeconds += notesOf(tx).types[typeID].quotaUse[q.ID]
+			return &q, nil
+		}
+	}
+	return nil, nil
 }
 
 // insert adds a held assignment in start order.

@@ -86,7 +86,23 @@ func (s *Store) BookDrift(ctx context.Context, typeID int64, w schedule.Interval
 		for _, r := range rows {
 			scan = append(scan, fmt.Sprintf("%d/%d %s–%s", r.CardID, r.BookingID, r.Start.Format(time.RFC3339), r.End.Format(time.RFC3339)))
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		// The quotas' totals too.
+		for _, qs := range b.quotas {
+			for _, q := range qs {
+				book = append(book, fmt.Sprintf("quota %d: %d", q.ID, q.UsedCardSeconds))
+			}
+		}
+		var qs []Quota
+		if err := tx.Where("card_type_id = ?", typeID).Find(&qs).Error; err != nil {
+			return err
+		}
+		for _, q := range qs {
+			scan = append(scan, fmt.Sprintf("quota %d: %d", q.ID, q.UsedCardSeconds))
+		}
+		return nil
 	})
 	slices.Sort(book)
 	slices.Sort(scan)

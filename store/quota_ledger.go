@@ -66,7 +66,7 @@ func adjustQuotaUse(tx *gorm.DB, before, after *Booking) error {
 	if before == nil && after.quota != nil {
 		// A new booking inside the quota it was checked against: quotas of
 		// a team and type never overlap, so that one is all it draws on.
-		return addQuotaUse(tx, after.quota.ID, drawnCardSeconds(after, after.quota.window()))
+		return addQuotaUse(tx, after.CardTypeID, after.quota.ID, drawnCardSeconds(after, after.quota.window()))
 	}
 	lo, hi := after.StartAt, after.EndAt
 	if before != nil {
@@ -86,17 +86,18 @@ func adjustQuotaUse(tx *gorm.DB, before, after *Booking) error {
 	for _, q := range qs {
 		w := schedule.Interval{Start: q.ValidFrom.UTC(), End: q.ExpiresAt.UTC()}
 		delta := drawnCardSeconds(after, w) - drawnCardSeconds(before, w)
-		if err := addQuotaUse(tx, q.ID, delta); err != nil {
+		if err := addQuotaUse(tx, after.CardTypeID, q.ID, delta); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func addQuotaUse(tx *gorm.DB, quotaID, delta int64) error {
+func addQuotaUse(tx *gorm.DB, typeID, quotaID, delta int64) error {
 	if delta == 0 {
 		return nil
 	}
+	noteQuotaUse(tx, typeID, quotaID, delta)
 	return tx.Exec("UPDATE quotas SET used_card_seconds = used_card_seconds + ? WHERE id = ?", delta, quotaID).Error
 }
 

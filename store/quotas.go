@@ -154,6 +154,7 @@ func (s *Store) CreateQuota(ctx context.Context, in QuotaInput) (*Quota, error) 
 		if err := s.recountQuotaUse(tx, q); err != nil {
 			return err
 		}
+		noteBookChanged(tx, in.CardTypeID)
 		if err := tx.Create(q).Error; err != nil {
 			return err
 		}
@@ -203,6 +204,7 @@ func (s *Store) UpdateQuota(ctx context.Context, id int64, in QuotaInput) (*Quot
 		if err := s.recountQuotaUse(tx, &q); err != nil {
 			return err
 		}
+		noteBookChanged(tx, q.CardTypeID)
 		if err := tx.Save(&q).Error; err != nil {
 			return err
 		}
