@@ -72,7 +72,7 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 		if now.After(b.StartAt) {
 			res.ReturnedCardSeconds = schedule.CardSeconds(b.CardCount, now, b.EndAt)
 			b.State = BookingReleased
-			noteHeldChanged(tx, b.CardTypeID)
+			noteBookChanged(tx, b.CardTypeID)
 			if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("end_at", now).Error; err != nil {
 				return err
 			}
@@ -80,7 +80,7 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 			// Released before it began: nothing was used, everything returns.
 			res.ReturnedCardSeconds = schedule.CardSeconds(b.CardCount, b.StartAt, b.EndAt)
 			b.State = BookingCancelled
-			noteHeldChanged(tx, b.CardTypeID)
+			noteBookChanged(tx, b.CardTypeID)
 			if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("held", false).Error; err != nil {
 				return err
 			}
@@ -121,7 +121,7 @@ func (s *Store) CancelBooking(ctx context.Context, id int64) (*Booking, error) {
 			return errs.E(errs.Conflict, op, "booking.not_cancellable", b.State)
 		}
 		before := *b
-		noteHeldChanged(tx, b.CardTypeID)
+		noteBookChanged(tx, b.CardTypeID)
 		if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("held", false).Error; err != nil {
 			return err
 		}
@@ -191,7 +191,7 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 					}
 				}
 			}
-			noteHeldChanged(tx, b.CardTypeID)
+			noteBookChanged(tx, b.CardTypeID)
 			if err := tx.Model(&bookingCard{}).Where("booking_id = ? AND held = ?", b.ID, true).Update("end_at", newEnd).Error; err != nil {
 				return err
 			}
@@ -366,7 +366,7 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 					}
 					if task.DataReadiness == schedule.DataNotReady {
 						// Cards are not kept idle waiting for data (数据没备好就占位卡空着等数据).
-						noteHeldChanged(tx, b.CardTypeID)
+						noteBookChanged(tx, b.CardTypeID)
 						if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("held", false).Error; err != nil {
 							return err
 						}

@@ -232,7 +232,7 @@ func (s *Store) changeCardsOf(tx *gorm.DB, typeIDs ...int64) error {
 			}
 			return err
 		}
-		noteHeldChanged(tx, id)
+		noteBookChanged(tx, id)
 	}
 	return nil
 }
