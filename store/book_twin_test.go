@@ -93,6 +93,23 @@ func TestTwoProcessesKeepTheirBooksCurrent(t *testing.T) {
 				t.Fatalf("slot %d: a booking past capacity got %v, want a conflict", slot, err)
 			}
 		}
+		// A new price set through one process applies to the next booking
+		// in both, whose books were current a moment ago.
+		in := h100(w.ct.Name)
+		in.PriceFen = w.ct.PriceFen + 1234
+		if _, err := one.UpdateCardType(as(w.admin), w.ct.ID, in); err != nil {
+			t.Fatal(err)
+		}
+		for i, st := range []*store.Store{one, two} {
+			r, err := st.CreateBooking(as(w.member), store.BookingRequest{TaskID: w.normal.ID, CardTypeID: w.ct.ID, Count: 1,
+				Start: w.at(float64(slots + 2 + i)), End: w.at(float64(slots + 3 + i))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Booking.PriceFen != in.PriceFen {
+				t.Errorf("process %d booked at %d fen an hour after the price became %d", i+1, r.Booking.PriceFen, in.PriceFen)
+			}
+		}
 		var overlaps int64
 		q := `SELECT COUNT(*) FROM booking_cards a JOIN booking_cards b ON a.card_id = b.card_id AND a.id < b.id
 		      AND a.held = 1 AND b.held = 1 AND a.start_at < b.end_at AND b.start_at < a.end_at`

@@ -162,32 +162,50 @@ type BookingResult struct {
 // card_type_book.go).
 func (s *Store) lockCardType(tx *gorm.DB, id int64, ct *CardType) error {
 	const op = "store.lockCardType"
-	var row struct {
-		CardType
-		BookingGen int64
-	}
 	if s.dialect == SQLite {
-		// One statement where the dialect can return the updated row.
+		// One statement: SQLite returns the updated row.
+		var row struct {
+			CardType
+			BookingGen int64
+		}
 		if err := tx.Raw("UPDATE card_types SET booking_gen = booking_gen + 1 WHERE id = ? RETURNING *", id).Scan(&row).Error; err != nil {
 			return err
 		}
 		if row.ID == 0 {
 			return errs.E(errs.NotFound, op, "cardtype.not_found")
 		}
-	} else {
-		res := tx.Exec("UPDATE card_types SET booking_gen = booking_gen + 1 WHERE id = ?", id)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return errs.E(errs.NotFound, op, "cardtype.not_found")
-		}
-		if err := tx.Table("card_types").Where("id = ?", id).Take(&row).Error; err != nil {
-			return withKey(translate(op, err), "cardtype.not_found")
-		}
+		*ct = row.CardType
+		noteLocked(tx, id, row.BookingGen)
+		return nil
 	}
-	*ct = row.CardType
-	noteLocked(tx, id, row.BookingGen)
+	// MySQL has no UPDATE … RETURNING, but LAST_INSERT_ID(expr) hands the
+	// new generation back in the update's own reply, and the type's row
+	// comes from the placement book when that is current: no second round
+	// trip while every booking of the type waits.
+	res, err := tx.Statement.ConnPool.ExecContext(tx.Statement.Context,
+		"UPDATE card_types SET booking_gen = LAST_INSERT_ID(booking_gen + 1) WHERE id = ?", id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return errs.E(errs.NotFound, op, "cardtype.not_found")
+	}
+	gen, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	noteLocked(tx, id, gen)
+	b, err := s.currentBook(tx, id)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		*ct = b.cardType
+		return nil
+	}
+	if err := tx.First(ct, id).Error; err != nil {
+		return withKey(translate(op, err), "cardtype.not_found")
+	}
 	return nil
 }
 

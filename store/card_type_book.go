@@ -34,10 +34,11 @@ type bookKeep struct {
 
 // typeBook is what one card type's placement needs.
 type typeBook struct {
-	gen    int64
-	cards  []bookCard          // active cards, by id
-	held   map[int64][]heldRow // per card, sorted by start; never overlapping
-	quotas map[int64][]Quota   // per team, by valid_from
+	gen      int64
+	cardType CardType
+	cards    []bookCard          // active cards, by id
+	held     map[int64][]heldRow // per card, sorted by start; never overlapping
+	quotas   map[int64][]Quota   // per team, by valid_from
 }
 
 type bookCard struct {
@@ -176,6 +177,9 @@ const bookHorizon = 2 * time.Hour
 // after the book horizon.
 func (s *Store) readBook(tx *gorm.DB, typeID, gen int64) (*typeBook, error) {
 	b := &typeBook{gen: gen, held: map[int64][]heldRow{}}
+	if err := tx.First(&b.cardType, typeID).Error; err != nil {
+		return nil, err
+	}
 	if err := tx.Model(&Card{}).Select("id, uuid").Where("card_type_id = ? AND status = ?", typeID, CardActive).
 		Order("id").Scan(&b.cards).Error; err != nil {
 		return nil, err

@@ -122,9 +122,12 @@ func (s *Store) UpdateCardType(ctx context.Context, id int64, in CardTypeInput) 
 	}
 	var c CardType
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
-		if err := tx.First(&c, id).Error; err != nil {
+		// Under the type's lock, and the placement books read it again: a
+		// new price applies to the next booking in every process.
+		if err := s.lockCardType(tx, id, &c); err != nil {
 			return withKey(translate(op, err), "cardtype.not_found")
 		}
+		noteBookChanged(tx, id)
 		before := c
 		in.apply(&c)
 		c.UpdatedAt = s.now()
