@@ -443,12 +443,13 @@ func (s *Server) bookingDetail(c echo.Context) error {
 	return s.renderBookingDetail(c, http.StatusOK, id, "", web.NewForm())
 }
 
-// renderBookingDetail shows a booking to any signed-in user (who holds which
-// cards is no secret on the board either); the actions only to its owner,
+// renderBookingDetail shows a booking to the same people as the API does:
+// its owner, its team and admins (the board shows only which cards are
+// held and by whom, not costs or purposes); the actions only to its owner,
 // the team's managers and admins, who are also the ones the store allows.
 func (s *Server) renderBookingDetail(c echo.Context, status int, id int64, actionErr string, extend web.Form) error {
 	ctx := c.Request().Context()
-	b, err := s.store.FindBookingByID(ctx, id)
+	b, err := s.visibleBooking(c, id)
 	if err != nil {
 		return err
 	}

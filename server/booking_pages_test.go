@@ -239,8 +239,11 @@ func TestTaskCreatedThroughTheFormIsListed(t *testing.T) {
 	if got, _ := w.e.st.FindTaskByID(context.Background(), created.ID); got.DataReadiness != "ready" {
 		t.Errorf("readiness after edit %q, want ready", got.DataReadiness)
 	}
+	// Another team's task is not found, in the pages as in the API.
 	r = c.postForm("/tasks/"+strconv.FormatInt(w.otherTaskID, 10)+"/edit", foreign, true)
-	bkpWant(t, r, http.StatusForbidden, "POST edit of another team's task")
+	bkpWant(t, r, http.StatusNotFound, "POST edit of another team's task")
+	r = c.get("/tasks/" + strconv.FormatInt(w.otherTaskID, 10))
+	bkpWant(t, r, http.StatusNotFound, "GET another team's task")
 }
 
 // TestEstimatorSevenBInference: 7B parameters in bf16 for inference at batch

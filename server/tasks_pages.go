@@ -252,7 +252,8 @@ func (s *Server) taskDetail(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	t, err := s.store.FindTaskByID(ctx, id)
+	// The same rule as the API: a task is its team's (and admins') to see.
+	t, err := s.visibleTask(c, id)
 	if err != nil {
 		return err
 	}
@@ -305,7 +306,7 @@ func (s *Server) editableTask(c echo.Context) (*store.Task, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	t, err := s.store.FindTaskByID(c.Request().Context(), id)
+	t, err := s.visibleTask(c, id)
 	if err != nil {
 		return nil, false, err
 	}

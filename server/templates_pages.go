@@ -125,7 +125,7 @@ func (s *Server) newTemplatePage(c echo.Context) error {
 	f.Values["count"] = "1"
 	f.Values["duration_hours"] = "8"
 	if id := planFormID(c.QueryParam("task")); id > 0 {
-		task, err := s.store.FindTaskByID(ctx, id)
+		task, err := s.visibleTask(c, id)
 		if err != nil {
 			return err
 		}
