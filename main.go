@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"cardhour/config"
+	"cardhour/errs"
+	"cardhour/objects"
 	"cardhour/server"
 	"cardhour/store"
 	"cardhour/telemetry"
@@ -162,8 +164,45 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fmt.Errorf("CARDHOUR_ADDR %s: %w", cfg.Addr, err)
 	}
 	srv := server.New(cfg, st, log, version)
+	if err := startObjects(ctx, cfg, srv, log); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "cardhour %s listening on http://%s\n", version, displayAddr(ln.Addr()))
 	return srv.Run(ctx, ln)
+}
+
+// startObjects opens the object store of the task files, checks how it
+// keeps versions (bucket versioning, or a key per version where it is
+// off), and reconciles the database with it. A store that cannot be reached
+// now is no reason not to serve bookings: files answer 503 and the ticker
+// reconciles once it is back. A store that refuses (no such bucket, bad
+// credentials) is a configuration error and stops the start.
+func startObjects(ctx context.Context, cfg config.Config, srv *server.Server, log *slog.Logger) error {
+	obj, err := objects.Open(ctx, cfg.Objects, cfg.S3)
+	if err != nil {
+		return fmt.Errorf("CARDHOUR_OBJECTS %s: %w", cfg.Objects, err)
+	}
+	checkCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	info, err := obj.Describe(checkCtx)
+	cancel()
+	switch {
+	case errs.Is(err, errs.Unavailable):
+		log.Warn("object storage not reachable; task files answer 503 until it is", "location", cfg.Objects.String(), "err", err)
+		srv.UseObjects(obj)
+		return nil
+	case err != nil:
+		return fmt.Errorf("CARDHOUR_OBJECTS %s: %w", cfg.Objects, err)
+	}
+	log.Info("object storage", "backend", info.Backend, "location", info.Location, "versioning", info.Versioning, "detail", info.Detail)
+	srv.UseObjects(obj)
+	rep, err := srv.ReconcileFiles(ctx)
+	if err != nil {
+		log.Warn("files not reconciled with object storage; retrying on the ticker", "err", err)
+		return nil
+	}
+	log.Info("files reconciled with object storage", "rows", rep.Rows, "objects", rep.Objects, "orphans", rep.Orphans,
+		"removed", rep.Removed, "missing", rep.Missing)
+	return nil
 }
 
 func displayAddr(a net.Addr) string {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"cardhour/objects"
 	"cardhour/telemetry"
 )
 
@@ -42,6 +43,11 @@ type Config struct {
 	AutoRelease  time.Duration        // release bookings idle this long; 0 = off
 	KeepMinutes  time.Duration        // retention of the minute rollups
 	KeepHours    time.Duration        // retention of the hour rollups
+
+	// Versioned task files (plans, scripts, configs).
+	Objects      objects.Location    // where file versions are kept
+	S3           objects.Credentials // for an s3:// location; empty = the SDK's default chain
+	MaxFileBytes int64               // largest file accepted
 }
 
 // Option documents one setting; the README table is written from this list.
@@ -74,6 +80,10 @@ var Options = []Option{
 	{"auto-release-minutes", "CARDHOUR_AUTO_RELEASE_MINUTES", "0", "release a booking whose cards have all been idle this many minutes, after a warning; 0 = off"},
 	{"rollup-minutes-days", "CARDHOUR_ROLLUP_MINUTES_DAYS", "14", "days the per-card minute rollups are kept"},
 	{"rollup-hours-days", "CARDHOUR_ROLLUP_HOURS_DAYS", "400", "days the per-card hour rollups (the heatmap) are kept"},
+	{"objects", "CARDHOUR_OBJECTS", "", "where task file versions are kept: empty = the directory objects/ in the data dir; a directory; or s3://bucket/prefix?endpoint=https://…&region=…&path_style=true"},
+	{"s3-access-key", "CARDHOUR_S3_ACCESS_KEY", "", "S3 access key for CARDHOUR_OBJECTS=s3://… (default AWS_ACCESS_KEY_ID, then the AWS SDK's default chain)"},
+	{"s3-secret-key", "CARDHOUR_S3_SECRET_KEY", "", "S3 secret key (default AWS_SECRET_ACCESS_KEY)"},
+	{"max-file-mib", "CARDHOUR_MAX_FILE_MIB", "10", "largest task file accepted, in MiB (1–256)"},
 	{"log-level", "CARDHOUR_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "CARDHOUR_LOG_FORMAT", "text", "text or json"},
 }
@@ -152,6 +162,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		return Config{}, fmt.Errorf("CARDHOUR_CORE_RESERVE %q: want a share from 0 to 0.9", get("core-reserve"))
 	}
 	if err := c.loadTelemetry(get); err != nil {
+		return Config{}, err
+	}
+	if err := c.loadObjects(get, getenv); err != nil {
 		return Config{}, err
 	}
 	switch c.LogLevel {
@@ -285,5 +298,30 @@ func (c *Config) loadTelemetry(get func(string) string) error {
 	if c.KeepHours < c.KeepMinutes {
 		return fmt.Errorf("CARDHOUR_ROLLUP_HOURS_DAYS %s: want at least CARDHOUR_ROLLUP_MINUTES_DAYS (%s)", get("rollup-hours-days"), get("rollup-minutes-days"))
 	}
+	return nil
+}
+
+// loadObjects reads where task files are kept and how large one may be.
+// Credentials fall back to the AWS SDK's usual variables, so an operator
+// who already exports AWS_ACCESS_KEY_ID need not repeat it.
+func (c *Config) loadObjects(get, getenv func(string) string) error {
+	loc, err := objects.ParseLocation(get("objects"), c.DataDir)
+	if err != nil {
+		return err
+	}
+	c.Objects = loc
+	c.S3 = objects.Credentials{AccessKey: get("s3-access-key"), SecretKey: get("s3-secret-key")}
+	if c.S3.AccessKey == "" && c.S3.SecretKey == "" {
+		c.S3 = objects.Credentials{AccessKey: getenv("AWS_ACCESS_KEY_ID"), SecretKey: getenv("AWS_SECRET_ACCESS_KEY"),
+			SessionToken: getenv("AWS_SESSION_TOKEN")}
+	}
+	if (c.S3.AccessKey == "") != (c.S3.SecretKey == "") {
+		return fmt.Errorf("CARDHOUR_S3_ACCESS_KEY / CARDHOUR_S3_SECRET_KEY: set both or neither")
+	}
+	mib, err := strconv.Atoi(get("max-file-mib"))
+	if err != nil || mib < 1 || mib > 256 {
+		return fmt.Errorf("CARDHOUR_MAX_FILE_MIB %q: want a whole number of MiB from 1 to 256", get("max-file-mib"))
+	}
+	c.MaxFileBytes = int64(mib) << 20
 	return nil
 }

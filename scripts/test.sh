@@ -42,6 +42,7 @@ section "packages"
 ensure_packages
 section "mariadb"
 start_mariadb
+start_versitygw
 export_chrome
 echo "CARDHOUR_TEST_MYSQL=$CARDHOUR_TEST_MYSQL"
 echo "CARDHOUR_TEST_CHROME=$CARDHOUR_TEST_CHROME"

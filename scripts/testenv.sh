@@ -7,6 +7,7 @@
 #   . scripts/testenv.sh
 #   ensure_packages      # apt-get only what is absent
 #   start_mariadb        # exports CARDHOUR_TEST_* and installs an EXIT trap that stops it
+#   start_versitygw      # builds (once) and starts versitygw; the same trap stops it
 #   export_chrome
 # (Meant for scripts: the traps would end an interactive shell that sources it.
 # For a shell with the environment set, run `scripts/testenv.sh bash`.)
@@ -24,6 +25,11 @@
 #   CARDHOUR_TEST_MARIADB_PORT the TCP port (kept across stop/start)
 #   CARDHOUR_TEST_MARIADB_CTL  absolute path of scripts/mariadb-ctl.sh (stop|start|status)
 #   CARDHOUR_TEST_CHROME       path of the chromium binary
+#   CARDHOUR_TEST_S3_ENDPOINT  http://127.0.0.1:PORT of a throwaway versitygw S3 server
+#                              (posix backend with --versioning-dir; start_versitygw)
+#   CARDHOUR_TEST_S3_ACCESS_KEY, CARDHOUR_TEST_S3_SECRET_KEY  its credentials
+#   CARDHOUR_TEST_VERSITYGW_DIR   its directory (buckets, versions, port, pid, log)
+#   CARDHOUR_TEST_VERSITYGW_CTL   absolute path of scripts/versitygw-ctl.sh (stop|start|status)
 
 # Only tighten the shell options when executed: a sourcing shell keeps its own.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
@@ -32,6 +38,13 @@ fi
 
 _testenv_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 _testenv_tmp=""
+_testenv_vgw=""
+
+# One EXIT trap stops everything started, whichever start ran first.
+_testenv_cleanup() {
+	stop_versitygw
+	stop_mariadb
+}
 
 # The tests run as root in CI; a developer without root still gets apt through sudo.
 _testenv_as_root() {
@@ -87,7 +100,7 @@ start_mariadb() {
 	local ctl="$_testenv_dir/mariadb-ctl.sh"
 	_testenv_tmp="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-mariadb.XXXXXX")"
 	# Installed before anything can fail, so a half-started server is still stopped.
-	trap stop_mariadb EXIT
+	trap _testenv_cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 
@@ -140,6 +153,44 @@ stop_mariadb() {
 	echo "testenv: MariaDB stopped, $dir removed"
 }
 
+# versitygw: a real S3 server for the object storage suite, built from the Go
+# module proxy on the first run (see scripts/versitygw-ctl.sh).
+start_versitygw() {
+	local ctl="$_testenv_dir/versitygw-ctl.sh"
+	"$ctl" install
+	_testenv_vgw="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-versitygw.XXXXXX")"
+	trap _testenv_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	export CARDHOUR_TEST_VERSITYGW_DIR="$_testenv_vgw"
+	export CARDHOUR_TEST_VERSITYGW_CTL="$ctl"
+	export CARDHOUR_TEST_S3_ACCESS_KEY="cardhour-test"
+	export CARDHOUR_TEST_S3_SECRET_KEY="cardhour-test-secret-$RANDOM$RANDOM"
+	local try
+	for try in 1 2 3; do
+		if "$ctl" start; then
+			break
+		fi
+		((try < 3)) || return 1
+		echo "testenv: versitygw did not start, picking another port" >&2
+		rm -f "$_testenv_vgw/port"
+	done
+	local port
+	port="$(cat "$_testenv_vgw/port")"
+	export CARDHOUR_TEST_S3_ENDPOINT="http://127.0.0.1:$port"
+	echo "testenv: versitygw on $CARDHOUR_TEST_S3_ENDPOINT (dir $_testenv_vgw)"
+}
+
+# Idempotent, like stop_mariadb.
+stop_versitygw() {
+	local dir="$_testenv_vgw"
+	[[ -n "$dir" && -d "$dir" ]] || return 0
+	CARDHOUR_TEST_VERSITYGW_DIR="$dir" "$_testenv_dir/versitygw-ctl.sh" stop || true
+	rm -rf "$dir"
+	_testenv_vgw=""
+	echo "testenv: versitygw stopped, $dir removed"
+}
+
 export_chrome() {
 	local chrome
 	chrome="$(command -v chromium || true)"
@@ -153,11 +204,12 @@ export_chrome() {
 # Executed rather than sourced: set everything up, run the command, tear down.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 	if (($# == 0)); then
-		echo "usage: $0 COMMAND [ARG...]   (or source it and call ensure_packages, start_mariadb, export_chrome)" >&2
+		echo "usage: $0 COMMAND [ARG...]   (or source it and call ensure_packages, start_mariadb, start_versitygw, export_chrome)" >&2
 		exit 2
 	fi
 	ensure_packages
 	start_mariadb
+	start_versitygw
 	export_chrome
 	# Not exec: the EXIT trap must outlive the command to stop MariaDB.
 	"$@"

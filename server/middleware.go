@@ -25,7 +25,7 @@ func (s *Server) middleware() {
 	e.Use(middleware.RequestID())
 	e.Use(s.recoverPanics)
 	e.Use(s.observe)
-	e.Use(middleware.BodyLimit("12M"))
+	e.Use(middleware.BodyLimit(s.bodyLimit()))
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
 		XSSProtection:         "0",
 		ContentTypeNosniff:    "nosniff",

@@ -30,6 +30,7 @@ type Server struct {
 	limiter *loginLimiter
 	version string
 	live    *live // the board: fleet state, websocket hub, telemetry loops
+	files   *files
 }
 
 // New builds the server and its route table.
@@ -44,6 +45,7 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 	}
 	s.metrics = newMetrics(prometheus.NewRegistry(), st)
 	s.live = newLive(s)
+	s.files = newFiles(cfg, st, log)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError

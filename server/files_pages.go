@@ -1,0 +1,426 @@
+package server
+
+import (
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/store"
+	"cardhour/web"
+)
+
+// versionsPerPage is how many versions a file page lists at once.
+const versionsPerPage = 50
+
+// fileFormFailed is formFailed for file forms, which also show an
+// over-size upload next to its input.
+func fileFormFailed(lang string, err error, f *web.Form) bool {
+	if e, ok := errs.As(err); ok && e.Code == errs.TooLarge {
+		_, _, msg, fields := describe(err, lang)
+		for k, v := range fields {
+			f.Errors[k] = v
+		}
+		f.Error = msg
+		return true
+	}
+	return formFailed(lang, err, f)
+}
+
+// filesTask loads the task of a files page.
+func (s *Server) filesTask(c echo.Context) (*store.Task, error) {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return nil, err
+	}
+	return s.store.FindTaskByID(c.Request().Context(), id)
+}
+
+func (s *Server) filesPage(c echo.Context) error {
+	t, err := s.filesTask(c)
+	if err != nil {
+		return err
+	}
+	return s.renderFiles(c, http.StatusOK, t, web.NewForm(), web.NewForm())
+}
+
+func (s *Server) renderFiles(c echo.Context, status int, t *store.Task, upload, newFile web.Form) error {
+	ctx := c.Request().Context()
+	fs, err := s.store.FindTaskFiles(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	canWrite, err := s.store.MayWriteFiles(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	teams, err := s.bkTeamNames(c)
+	if err != nil {
+		return err
+	}
+	d := web.FilesProps{TaskID: t.ID, TaskName: t.Name, TeamName: teams[t.TeamID], CanWrite: canWrite,
+		MaxMiB: mib(s.files.maxBytes), Upload: upload, NewFile: newFile, PlanPath: store.PlanPath}
+	for _, f := range fs {
+		row := web.FileRow{Path: f.Path, Versions: f.LatestNo, Size: f.LatestSize, UpdatedAt: f.UpdatedAt, Generated: f.Generated()}
+		if f.Latest != nil {
+			row.Author, row.Message, row.Source = f.Latest.AuthorName, f.Latest.Message, f.Latest.Source
+		}
+		d.Files = append(d.Files, row)
+	}
+	return s.render(c, status, web.TaskFilesPage(s.page(c, "files.title", "booking"), d))
+}
+
+// savedFlash says what a save did.
+func savedFlash(lang string, res saveResult) string {
+	if !res.Created {
+		return web.T(lang, "files.unchanged_flash", res.Version.Path, res.Version.No)
+	}
+	if res.Version.RestoredFrom != nil {
+		return web.T(lang, "files.rolled_back_flash", *res.Version.RestoredFrom, res.Version.No)
+	}
+	return web.T(lang, "files.saved_flash", res.Version.Path, res.Version.No)
+}
+
+func (s *Server) uploadFileForm(c echo.Context) error {
+	const op = "server.uploadFileForm"
+	t, err := s.filesTask(c)
+	if err != nil {
+		return err
+	}
+	lang := langOf(c)
+	form := formOf(c, "path", "message")
+	p := strings.TrimSpace(form.Value("path"))
+	var data []byte
+	fh, ferr := c.FormFile("file")
+	switch {
+	case ferr != nil:
+		err = &errs.Error{Code: errs.Invalid, Op: op, Key: "files.file_required", Fields: map[string]string{"file": "files.file_required"}}
+	case fh.Size > s.files.maxBytes:
+		err = tooLarge(op, s.files.maxBytes)
+	default:
+		if p == "" {
+			// Browsers send the bare name; older ones sent a Windows path.
+			p = path.Base(strings.ReplaceAll(fh.Filename, `\`, "/"))
+			form.Values["path"] = p
+		}
+		f, oerr := fh.Open()
+		if oerr != nil {
+			return errs.Wrap(errs.Invalid, op, oerr)
+		}
+		data, err = readLimited(op, f, s.files.maxBytes)
+		_ = f.Close()
+	}
+	if err == nil {
+		var res saveResult
+		res, err = s.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: p, Data: data, Message: form.Value("message"), Source: store.FileSourceUpload})
+		if err == nil {
+			return s.redirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
+		}
+	}
+	if !fileFormFailed(lang, err, &form) {
+		return err
+	}
+	return s.renderFiles(c, statusOf(errs.CodeOf(err)), t, form, web.NewForm())
+}
+
+func (s *Server) newFileForm(c echo.Context) error {
+	t, err := s.filesTask(c)
+	if err != nil {
+		return err
+	}
+	lang := langOf(c)
+	form := formOf(c, "path", "content", "message")
+	p := strings.TrimSpace(form.Value("path"))
+	form.Values["path"] = p
+	// Browsers send a textarea's lines with CRLF; a new file gets LF.
+	content := strings.ReplaceAll(form.Value("content"), "\r\n", "\n")
+	res, err := s.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: p, Data: []byte(content), Message: form.Value("message"),
+		Source: store.FileSourceEdit, MustBeNew: true})
+	if err == nil {
+		return s.redirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
+	}
+	if !fileFormFailed(lang, err, &form) {
+		return err
+	}
+	return s.renderFiles(c, statusOf(errs.CodeOf(err)), t, web.NewForm(), form)
+}
+
+// versionRow is a version as the pages show it.
+func versionRow(v store.FileVersion, latest int) web.FileVersionRow {
+	r := web.FileVersionRow{No: v.No, VersionID: v.VersionID, Author: v.AuthorName, At: v.CreatedAt, Message: v.Message,
+		Source: v.Source, Size: v.Size, SHA256: v.SHA256, Latest: v.No == latest}
+	if v.RestoredFrom != nil {
+		r.RestoredFrom = *v.RestoredFrom
+	}
+	return r
+}
+
+// fileOfPage loads the task and the file a file page is about.
+func (s *Server) fileOfPage(c echo.Context) (*store.Task, *store.TaskFile, error) {
+	t, err := s.filesTask(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := filePathParam(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := s.store.FindTaskFile(c.Request().Context(), t.ID, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, f, nil
+}
+
+func (s *Server) filePage(c echo.Context) error {
+	t, f, err := s.fileOfPage(c)
+	if err != nil {
+		return err
+	}
+	return s.renderFilePage(c, http.StatusOK, t, f, web.NewForm())
+}
+
+func (s *Server) renderFilePage(c echo.Context, status int, t *store.Task, f *store.TaskFile, rollback web.Form) error {
+	ctx := c.Request().Context()
+	no, err := versionParam(c, "version")
+	if err != nil {
+		return err
+	}
+	shown, err := s.store.FindFileVersion(ctx, t.ID, f.Path, no)
+	if err != nil {
+		return err
+	}
+	d := web.FileProps{TaskID: t.ID, TaskName: t.Name, Path: f.Path, Generated: f.Generated(), Total: f.LatestNo,
+		Shown: versionRow(*shown, f.LatestNo), PageNum: 1, Rollback: rollback}
+	d.Pages = max((f.LatestNo+versionsPerPage-1)/versionsPerPage, 1)
+	if n, err := versionParam(c, "page"); err == nil && n > 1 {
+		d.PageNum = min(n, d.Pages)
+	}
+	vs, _, err := s.store.FindFileVersions(ctx, t.ID, f.Path, store.FileVersionFilter{Limit: versionsPerPage, Offset: (d.PageNum - 1) * versionsPerPage})
+	if err != nil {
+		return err
+	}
+	for _, v := range vs {
+		d.Versions = append(d.Versions, versionRow(v, f.LatestNo))
+	}
+	if d.CanWrite, err = s.store.MayWriteFiles(ctx, t.ID); err != nil {
+		return err
+	}
+	data, err := s.files.read(ctx, shown)
+	if err != nil {
+		return err
+	}
+	if d.Text = isText(data); d.Text {
+		d.Lines = textLines(data)
+		if len(d.Lines) > maxShownLines {
+			d.Lines, d.Truncated = d.Lines[:maxShownLines], true
+		}
+	}
+	d.DiffTo, d.DiffFrom = f.LatestNo, max(f.LatestNo-1, 1)
+	if shown.No < f.LatestNo {
+		d.DiffFrom = shown.No
+	}
+	title := web.T(langOf(c), "files.title")
+	pg := s.page(c, "files.title", "booking")
+	pg.Title = f.Path + " · " + title
+	return s.render(c, status, web.TaskFilePage(pg, d))
+}
+
+func (s *Server) fileRaw(c echo.Context) error {
+	t, f, err := s.fileOfPage(c)
+	if err != nil {
+		return err
+	}
+	no, err := versionParam(c, "version")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	v, err := s.store.FindFileVersion(ctx, t.ID, f.Path, no)
+	if err != nil {
+		return err
+	}
+	data, err := s.files.read(ctx, v)
+	if err != nil {
+		return err
+	}
+	return sendFile(c, v, data, true)
+}
+
+func (s *Server) fileDiffPage(c echo.Context) error {
+	t, f, err := s.fileOfPage(c)
+	if err != nil {
+		return err
+	}
+	from, err := versionParam(c, "from")
+	if err != nil {
+		return err
+	}
+	to, err := versionParam(c, "to")
+	if err != nil {
+		return err
+	}
+	if to == 0 {
+		to = f.LatestNo
+	}
+	if from == 0 {
+		from = max(to-1, 1)
+	}
+	ctx := c.Request().Context()
+	a, err := s.store.FindFileVersion(ctx, t.ID, f.Path, from)
+	if err != nil {
+		return err
+	}
+	b, err := s.store.FindFileVersion(ctx, t.ID, f.Path, to)
+	if err != nil {
+		return err
+	}
+	da, err := s.files.read(ctx, a)
+	if err != nil {
+		return err
+	}
+	db, err := s.files.read(ctx, b)
+	if err != nil {
+		return err
+	}
+	d := web.FileDiffProps{TaskID: t.ID, TaskName: t.Name, Path: f.Path, From: versionRow(*a, f.LatestNo), To: versionRow(*b, f.LatestNo), Total: f.LatestNo}
+	if !isText(da) || !isText(db) {
+		d.Binary = true
+	} else {
+		var ok bool
+		d.Hunks, d.Added, d.Removed, ok = diffLines(da, db)
+		d.TooLarge = !ok
+	}
+	pg := s.page(c, "files.title", "booking")
+	pg.Title = f.Path + " · " + web.T(langOf(c), "files.diff_title", from, to)
+	return s.render(c, http.StatusOK, web.FileDiffPage(pg, d))
+}
+
+// editableFile loads a file for the editor, or says why it cannot be
+// edited in the browser.
+func (s *Server) editableFile(c echo.Context) (*store.Task, *store.TaskFile, []byte, string, error) {
+	t, f, err := s.fileOfPage(c)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	ctx := c.Request().Context()
+	ok, err := s.store.MayWriteFiles(ctx, t.ID)
+	switch {
+	case err != nil:
+		return nil, nil, nil, "", err
+	case !ok:
+		return t, f, nil, "files.write_not_your_team", nil
+	case f.Generated():
+		return t, f, nil, "files.plan_reserved", nil
+	case f.Latest == nil:
+		return nil, nil, nil, "", errs.E(errs.NotFound, "server.editableFile", "files.not_found", f.Path)
+	}
+	data, err := s.files.read(ctx, f.Latest)
+	if err != nil {
+		return nil, nil, nil, "", err
+	}
+	if !isText(data) {
+		return t, f, nil, "files.binary_no_edit", nil
+	}
+	return t, f, data, "", nil
+}
+
+func (s *Server) editFilePage(c echo.Context) error {
+	t, f, data, why, err := s.editableFile(c)
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		return s.redirectWithFlash(c, web.FileURL(t.ID, "show", f.Path), web.T(langOf(c), why))
+	}
+	form := web.NewForm()
+	form.Values["content"] = string(data)
+	return s.renderEdit(c, http.StatusOK, t, f.Path, f.LatestNo, form)
+}
+
+func (s *Server) renderEdit(c echo.Context, status int, t *store.Task, p string, base int, form web.Form) error {
+	d := web.FileEditProps{TaskID: t.ID, TaskName: t.Name, Path: p, BaseNo: base, Form: form, MaxMiB: mib(s.files.maxBytes)}
+	pg := s.page(c, "files.title", "booking")
+	pg.Title = web.T(langOf(c), "files.edit_title", p)
+	return s.render(c, status, web.FileEditPage(pg, d))
+}
+
+func (s *Server) editFileForm(c echo.Context) error {
+	t, f, data, why, err := s.editableFile(c)
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		return errs.E(errs.Forbidden, "server.editFileForm", why)
+	}
+	lang := langOf(c)
+	form := formOf(c, "content", "message", "base")
+	base, berr := versionParam(c, "base")
+	if berr != nil || base == 0 {
+		base = f.LatestNo
+	}
+	// Browsers send a textarea's lines with CRLF: keep the file's own line
+	// ends, so an edit of one line is a diff of one line.
+	content := strings.ReplaceAll(form.Value("content"), "\r\n", "\n")
+	if strings.Contains(string(data), "\r\n") {
+		content = strings.ReplaceAll(content, "\n", "\r\n")
+	}
+	res, err := s.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: f.Path, Data: []byte(content), Message: form.Value("message"),
+		Source: store.FileSourceEdit, BaseNo: base})
+	if err == nil {
+		return s.redirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
+	}
+	if !fileFormFailed(lang, err, &form) {
+		return err
+	}
+	return s.renderEdit(c, statusOf(errs.CodeOf(err)), t, f.Path, base, form)
+}
+
+func (s *Server) rollbackFileForm(c echo.Context) error {
+	t, f, err := s.fileOfPage(c)
+	if err != nil {
+		return err
+	}
+	lang := langOf(c)
+	no, err := versionParam(c, "version")
+	if err == nil && no == 0 {
+		err = &errs.Error{Code: errs.Invalid, Op: "server.rollbackFileForm", Key: "files.version_required", Fields: map[string]string{"version": "files.version_required"}}
+	}
+	if err == nil {
+		var res saveResult
+		res, err = s.files.rollback(c.Request().Context(), t.ID, f.Path, no, c.FormValue("message"))
+		if err == nil {
+			return s.redirectWithFlash(c, web.FileVersionURL(t.ID, f.Path, res.Version.No), savedFlash(lang, res))
+		}
+	}
+	form := web.NewForm()
+	if !formFailed(lang, err, &form) {
+		return err
+	}
+	return s.renderFilePage(c, statusOf(errs.CodeOf(err)), t, f, form)
+}
+
+func (s *Server) bookingFilesPage(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	b, err := s.store.FindBookingByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	vs, err := s.store.FindBookingFileVersions(ctx, id)
+	if err != nil {
+		return err
+	}
+	d := web.BookingFilesProps{BookingID: b.ID, TaskID: b.TaskID, TaskName: b.TaskName, Start: b.StartAt}
+	for _, v := range vs {
+		d.Rows = append(d.Rows, web.BookingFileRow{TaskID: v.TaskID, Path: v.Path, No: v.No, At: v.CreatedAt, Author: v.AuthorName, Message: v.Message, SHA256: v.SHA256})
+	}
+	pg := s.page(c, "files.title", "booking")
+	pg.Title = web.T(langOf(c), "files.booking_title", b.ID)
+	return s.render(c, http.StatusOK, web.BookingFilesPage(pg, d))
+}
