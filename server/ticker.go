@@ -18,12 +18,14 @@ const tickEvery = 10 * time.Second
 func (s *Server) runTicker(ctx context.Context) {
 	t := time.NewTicker(tickEvery)
 	defer t.Stop()
+	settleLedger := s.ledgerSettler()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		s.syncPlansOnTick(ctx)
 		res, err := s.store.Tick(ctx)
 		switch {
 		case err == nil:
@@ -35,5 +37,6 @@ func (s *Server) runTicker(ctx context.Context) {
 		default:
 			s.log.Error("booking tick failed", "err", err)
 		}
+		settleLedger(ctx)
 	}
 }

@@ -375,6 +375,9 @@ func (s *Store) SaveRollups(ctx context.Context, minutes []Rollup, usage []Usage
 			if err := s.upsertRollups(tx, "telemetry_hours", "hour_at", hs, false); err != nil {
 				return err
 			}
+			if err := s.upsertBookingHours(tx, bookingHoursFromMinutes(kept)); err != nil {
+				return err
+			}
 		}
 		now := s.now()
 		for _, u := range usage {
@@ -478,7 +481,8 @@ func (s *Store) PruneRollups(ctx context.Context, minutesBefore, hoursBefore tim
 	for _, p := range []struct {
 		table, col string
 		before     time.Time
-	}{{"telemetry_minutes", "minute_at", minutesBefore}, {"telemetry_hours", "hour_at", hoursBefore}} {
+	}{{"telemetry_minutes", "minute_at", minutesBefore}, {"telemetry_hours", "hour_at", hoursBefore},
+		{"telemetry_booking_hours", "hour_at", hoursBefore}} {
 		if p.before.IsZero() {
 			continue
 		}

@@ -1,0 +1,178 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/store"
+)
+
+// apiRecordOutput appends an output to a finished round. Bookings of teams
+// the caller cannot see are not found; among those they see, the store
+// lets only the owner, the team's managers and admins record.
+func (s *Server) apiRecordOutput(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.visibleBooking(c, id); err != nil {
+		return err
+	}
+	var req outputRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	out, err := s.store.RecordOutput(c.Request().Context(), s.cfg.TZ, id,
+		store.OutputInput{Quantity: req.Quantity, Unit: req.Unit, Note: req.Note, CorrectsID: req.CorrectsID})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, out)
+}
+
+// apiListOutputs is a round's output history.
+func (s *Server) apiListOutputs(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.visibleBooking(c, id); err != nil {
+		return err
+	}
+	outs, err := s.store.FindOutputs(c.Request().Context(), []int64{id})
+	if err != nil {
+		return err
+	}
+	if outs == nil {
+		outs = []store.OutputView{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"outputs": outs})
+}
+
+// apiLedgerRounds lists the rounds of the caller's teams that ended in a month.
+func (s *Server) apiLedgerRounds(c echo.Context) error {
+	v := errs.NewValidation("server.apiLedgerRounds")
+	teams, err := s.visibleTeams(c)
+	if err != nil {
+		return err
+	}
+	month := strings.TrimSpace(c.QueryParam("month"))
+	if month == "" {
+		month = s.thisMonth()
+	} else if _, _, err := store.MonthBounds(month, s.cfg.TZ); err != nil {
+		v.Add("month", "report.month_invalid")
+	}
+	f := store.LedgerFilter{Zone: s.cfg.TZ, Month: month, TeamIDs: teams, Limit: 1000}
+	team, err := s.resolveTeam(c, queryRef(c, "team"), "team", v)
+	if err != nil {
+		return err
+	}
+	f.TaskID = int64(queryInt(c, "task_id", 0, 1, 1<<31-1, "error.id", v))
+	switch strings.ToLower(strings.TrimSpace(c.QueryParam("mine"))) {
+	case "", "0", "false", "no":
+	case "1", "true", "yes":
+		f.UserID = mustUser(c).ID
+	default:
+		v.Add("mine", "api.bool_invalid")
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	out := roundsJSON{Month: month, Zone: s.cfg.TZ.String(), Rounds: []store.LedgerRoundView{}}
+	if team != 0 {
+		if !sees(teams, team) {
+			return c.JSON(http.StatusOK, out)
+		}
+		f.TeamIDs = []int64{team}
+	}
+	if err := s.store.CatchUpLedger(c.Request().Context(), s.cfg.TZ); err != nil {
+		return err
+	}
+	rounds, err := s.store.FindLedgerRounds(c.Request().Context(), f)
+	if err != nil {
+		return err
+	}
+	for i := range rounds {
+		if rounds[i].Outputs == nil {
+			rounds[i].Outputs = []store.OutputView{}
+		}
+	}
+	out.Rounds = append(out.Rounds, rounds...)
+	return c.JSON(http.StatusOK, out)
+}
+
+// apiLedgerRound is one round by booking id.
+func (s *Server) apiLedgerRound(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.visibleBooking(c, id); err != nil {
+		return err
+	}
+	d, err := s.store.FindLedgerRound(c.Request().Context(), s.cfg.TZ, id)
+	if err != nil {
+		return err
+	}
+	if d.Outputs == nil {
+		d.Outputs = []store.OutputView{}
+	}
+	if d.History == nil {
+		d.History = []store.OutputView{}
+	}
+	return c.JSON(http.StatusOK, d)
+}
+
+// apiTaskLedger is a task's ledger.
+func (s *Server) apiTaskLedger(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.visibleTask(c, id); err != nil {
+		return err
+	}
+	l, err := s.store.FindTaskLedger(c.Request().Context(), s.cfg.TZ, id)
+	if err != nil {
+		return err
+	}
+	if l.Rounds == nil {
+		l.Rounds = []store.LedgerRoundView{}
+	}
+	for i := range l.Rounds {
+		if l.Rounds[i].Outputs == nil {
+			l.Rounds[i].Outputs = []store.OutputView{}
+		}
+	}
+	if l.Task.CardTypeIDs == nil {
+		l.Task.CardTypeIDs = []int64{}
+	}
+	return c.JSON(http.StatusOK, l)
+}
+
+// apiSetTaskKind classifies a task.
+func (s *Server) apiSetTaskKind(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := s.visibleTask(c, id); err != nil {
+		return err
+	}
+	var req kindRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if req.Kind == nil {
+		v := errs.NewValidation("server.apiSetTaskKind")
+		v.Add("kind", "field.required")
+		return v.Err()
+	}
+	if err := s.store.SetTaskKind(c.Request().Context(), id, *req.Kind); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, kindJSON{TaskID: id, Kind: *req.Kind})
+}

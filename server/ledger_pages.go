@@ -1,0 +1,296 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/store"
+	"cardhour/web"
+)
+
+// ledgerMonth reads ?month= (YYYY-MM), this month when absent; a month
+// that does not parse is reported and this month shown instead.
+func (s *Server) ledgerMonth(c echo.Context) (month, problem string) {
+	month = strings.TrimSpace(c.QueryParam("month"))
+	if month == "" {
+		return s.thisMonth(), ""
+	}
+	if _, _, err := store.MonthBounds(month, s.cfg.TZ); err != nil {
+		return s.thisMonth(), web.T(langOf(c), "report.month_invalid")
+	}
+	return month, ""
+}
+
+// teamOptions are the teams a viewer may filter by: every team for admins,
+// else theirs (ids nil means every team).
+func (s *Server) teamOptions(c echo.Context, ids []int64) ([]web.Option, error) {
+	teams, err := s.store.FindTeams(c.Request().Context())
+	if err != nil {
+		return nil, err
+	}
+	var out []web.Option
+	for _, t := range teams {
+		if ids == nil || slices.Contains(ids, t.ID) {
+			out = append(out, web.Option{Value: web.I64(t.ID), Label: t.Name})
+		}
+	}
+	return out, nil
+}
+
+// ledgerPage lists the rounds of the viewer's teams (every team for
+// admins) that ended in a month.
+func (s *Server) ledgerPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	month, problem := s.ledgerMonth(c)
+	teams, err := s.visibleTeams(c)
+	if err != nil {
+		return err
+	}
+	opts, err := s.teamOptions(c, teams)
+	if err != nil {
+		return err
+	}
+	d := web.LedgerListProps{Month: month, Prev: store.AddMonths(month, -1), Next: store.AddMonths(month, 1), Zone: s.cfg.TZ.String(),
+		Teams: opts, Mine: c.QueryParam("mine") != ""}
+	f := store.LedgerFilter{Zone: s.cfg.TZ, Month: month, TeamIDs: teams, Limit: 500}
+	if raw := strings.TrimSpace(c.QueryParam("team")); raw != "" {
+		if id := bkFormID(raw); id != 0 && sees(teams, id) {
+			f.TeamIDs, d.Team = []int64{id}, raw
+		} else {
+			problem = web.T(langOf(c), "team.not_found")
+		}
+	}
+	if d.Mine {
+		f.UserID = mustUser(c).ID
+	}
+	if err := s.store.CatchUpLedger(ctx, s.cfg.TZ); err != nil {
+		return err
+	}
+	rounds, err := s.store.FindLedgerRounds(ctx, f)
+	if err != nil {
+		return err
+	}
+	rec, err := s.recorderFor(c)
+	if err != nil {
+		return err
+	}
+	var total store.LedgerTotals
+	for _, r := range rounds {
+		d.Rows = append(d.Rows, roundRow(r, rec.may(r.UserID, r.TeamID)))
+		total.Add(r.Totals())
+	}
+	d.Totals = totalsRow(total)
+	d.Truncated = len(rounds) == f.Limit
+	p := s.page(c, "ledger.title", "ledger")
+	if problem != "" && p.Flash == "" {
+		p.Flash = problem
+	}
+	return s.render(c, http.StatusOK, web.LedgerPage(p, d))
+}
+
+// ledgerRoundPage shows a round with its outputs and, to those who may, the
+// form to record one (?correct=ID opens it on a correction).
+func (s *Server) ledgerRoundPage(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	f := web.NewForm()
+	correcting := int64(0)
+	if raw := c.QueryParam("correct"); raw != "" {
+		correcting = bkFormID(raw)
+	}
+	return s.renderRound(c, http.StatusOK, id, f, correcting)
+}
+
+func (s *Server) renderRound(c echo.Context, status int, id int64, f web.Form, correcting int64) error {
+	ctx := c.Request().Context()
+	d, err := s.store.FindLedgerRound(ctx, s.cfg.TZ, id)
+	if errs.Is(err, errs.Conflict) {
+		_, _, msg, _ := describe(err, langOf(c))
+		return s.render(c, http.StatusOK, web.LedgerWaitPage(s.page(c, "ledger.title", "ledger"), web.LedgerWaitProps{BookingID: id, Message: msg}))
+	}
+	if err != nil {
+		return err
+	}
+	rec, err := s.recorderFor(c)
+	if err != nil {
+		return err
+	}
+	props := web.LedgerRoundProps{Row: roundRow(d.LedgerRoundView, rec.may(d.UserID, d.TeamID)), Zone: d.Zone, Form: f}
+	props.CanRecord = props.Row.CanRecord && d.EndAt.After(d.StartAt)
+	for _, m := range d.Months {
+		props.Months = append(props.Months, web.LedgerMonthRow{Month: m.Month, T: totalsRow(m.LedgerTotals)})
+	}
+	for _, h := range d.History {
+		row := web.LedgerHistoryRow{ID: h.ID, Quantity: h.Quantity, Unit: h.Unit, Note: h.Note, By: h.CreatedByName, At: h.CreatedAt}
+		if h.CorrectsID != nil {
+			row.CorrectsID = *h.CorrectsID
+		}
+		if h.CorrectedBy != nil {
+			row.CorrectedBy = *h.CorrectedBy
+		}
+		props.History = append(props.History, row)
+		// Correcting an entry starts from what it said.
+		if correcting == h.ID && h.CorrectedBy == nil {
+			props.Correcting = h.ID
+			if f.Value("unit") == "" && f.Value("quantity") == "" {
+				props.Form.Values["quantity"] = store.FormatQuantity(h.Quantity)
+				props.Form.Values["unit"] = h.Unit
+				props.Form.Values["note"] = h.Note
+			}
+		}
+	}
+	if props.CanRecord {
+		if props.Units, err = s.store.FindOutputUnits(ctx, d.TaskID, d.TeamID, 20); err != nil {
+			return err
+		}
+	}
+	if props.Files, err = s.roundFiles(ctx, id); err != nil {
+		return err
+	}
+	return s.render(c, status, web.LedgerRoundPage(s.page(c, "ledger.title", "ledger"), props))
+}
+
+// roundFiles lists the script, config and plan versions a round used:
+// for each of its task's files, the version current when the booking
+// began (store.FindBookingFileVersions, issue 6). A viewer who may not read
+// the task's files sees none.
+func (s *Server) roundFiles(ctx context.Context, bookingID int64) ([]web.LedgerFileLink, error) {
+	vs, err := s.store.FindBookingFileVersions(ctx, bookingID)
+	if errs.Is(err, errs.Forbidden) || errs.Is(err, errs.NotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.LedgerFileLink, 0, len(vs))
+	for _, v := range vs {
+		segs := strings.Split(v.Path, "/")
+		for i, sg := range segs {
+			segs[i] = url.PathEscape(sg)
+		}
+		out = append(out, web.LedgerFileLink{Name: v.Path, Version: "v" + strconv.Itoa(v.No),
+			Href: "/tasks/" + web.I64(v.TaskID) + "/files/show/" + strings.Join(segs, "/") + "?version=" + strconv.Itoa(v.No)})
+	}
+	return out, nil
+}
+
+// outputFormFields are the fields of the record-output form.
+var outputFormFields = []string{"quantity", "unit", "note", "corrects_id"}
+
+// outputInputFromForm reads the form; a quantity that does not parse is a
+// field message, the rest is the store's to check.
+func outputInputFromForm(f web.Form) (store.OutputInput, error) {
+	v := errs.NewValidation("server.outputInputFromForm")
+	in := store.OutputInput{Unit: f.Value("unit"), Note: f.Value("note"), CorrectsID: bkFormID(f.Value("corrects_id"))}
+	if raw := strings.TrimSpace(f.Value("quantity")); raw != "" {
+		// People type "1,200"; the separators are not part of the number.
+		q, err := strconv.ParseFloat(strings.ReplaceAll(raw, ",", ""), 64)
+		if err != nil {
+			v.Add("quantity", "field.number")
+		} else {
+			in.Quantity = &q
+		}
+	}
+	if err := v.Err(); err != nil {
+		return in, err
+	}
+	return in, nil
+}
+
+// recordOutputForm appends an output (or a correction) to a round.
+func (s *Server) recordOutputForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	f := formOf(c, outputFormFields...)
+	in, err := outputInputFromForm(f)
+	var out *store.OutputView
+	if err == nil {
+		out, err = s.store.RecordOutput(c.Request().Context(), s.cfg.TZ, id, in)
+	}
+	if err == nil {
+		key := "ledger.flash_recorded"
+		if out.CorrectsID != nil {
+			key = "ledger.flash_corrected"
+		}
+		return s.redirectWithFlash(c, "/ledger/rounds/"+web.I64(id)+"#outputs", web.T(langOf(c), key, store.FormatQuantity(out.Quantity), out.Unit))
+	}
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.renderRound(c, statusOf(errs.CodeOf(err)), id, f, in.CorrectsID)
+}
+
+// taskLedgerPage shows a task's ledger to any signed-in user, as its task
+// page is; the kind is set by those who may change the task.
+func (s *Server) taskLedgerPage(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	return s.renderTaskLedger(c, http.StatusOK, id, web.NewForm())
+}
+
+func (s *Server) renderTaskLedger(c echo.Context, status int, id int64, kind web.Form) error {
+	ctx := c.Request().Context()
+	l, err := s.store.FindTaskLedger(ctx, s.cfg.TZ, id)
+	if err != nil {
+		return err
+	}
+	rec, err := s.recorderFor(c)
+	if err != nil {
+		return err
+	}
+	lang := langOf(c)
+	d := web.TaskLedgerProps{TaskID: l.Task.ID, TaskName: l.Task.Name, TeamName: l.TeamName, Kind: l.Kind,
+		EstimateHours: hoursOfSeconds(l.EstimateCardSeconds), Finished: totalsRow(l.Finished), LiveHours: hoursOfSeconds(l.LiveCardSeconds),
+		LiveCostFen: l.LiveCostFen, WaitingHours: hoursOfSeconds(l.WaitingCardSeconds), Deviation: l.Deviation, Outputs: unitRows(l.Outputs)}
+	if l.EstimateCardSeconds > 0 {
+		d.BookedPct = int(float64(l.Finished.BookedCardSeconds+l.LiveCardSeconds+l.WaitingCardSeconds)*100/float64(l.EstimateCardSeconds) + 0.5)
+	}
+	d.Kinds = append(d.Kinds, web.Option{Value: "", Label: web.T(lang, "lgkind.none")})
+	for _, k := range store.TaskKinds {
+		d.Kinds = append(d.Kinds, web.Option{Value: k, Label: web.T(lang, "lgkind."+k)})
+	}
+	if d.CanSetKind, err = s.mayEditTeamTask(c, l.Task.TeamID); err != nil {
+		return err
+	}
+	if _, ok := kind.Values["kind"]; !ok {
+		kind.Values["kind"] = l.Kind
+	}
+	for _, r := range l.Rounds {
+		d.Rounds = append(d.Rounds, roundRow(r, rec.may(r.UserID, r.TeamID)))
+	}
+	return s.render(c, status, web.TaskLedgerPage(s.page(c, "ledger.title", "ledger"), d, kind))
+}
+
+// setTaskKindForm classifies a task for the yearly baseline.
+func (s *Server) setTaskKindForm(c echo.Context) error {
+	id, err := pathID(c, "id")
+	if err != nil {
+		return err
+	}
+	f := formOf(c, "kind")
+	err = s.store.SetTaskKind(c.Request().Context(), id, f.Value("kind"))
+	if err == nil {
+		label := web.T(langOf(c), "lgkind.none")
+		if k := f.Value("kind"); k != "" {
+			label = web.T(langOf(c), "lgkind."+k)
+		}
+		return s.redirectWithFlash(c, "/ledger/tasks/"+web.I64(id), web.T(langOf(c), "ledger.flash_kind", label))
+	}
+	if !formFailed(langOf(c), err, &f) {
+		return err
+	}
+	return s.renderTaskLedger(c, statusOf(errs.CodeOf(err)), id, f)
+}

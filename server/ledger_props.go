@@ -1,0 +1,69 @@
+package server
+
+import (
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/store"
+	"cardhour/web"
+)
+
+// hoursOfSeconds is card-seconds as card-hours.
+func hoursOfSeconds(s int64) float64 { return float64(s) / 3600 }
+
+// totalsRow is a ledger sum as the pages show it.
+func totalsRow(t store.LedgerTotals) web.LedgerTotalsRow {
+	util, ok := t.Utilisation()
+	return web.LedgerTotalsRow{Rounds: t.Rounds, BookedHours: hoursOfSeconds(t.BookedCardSeconds), UsedHours: hoursOfSeconds(t.BusyCardSeconds),
+		HeldIdleHours: hoursOfSeconds(t.HeldIdleCardSeconds), SampledHours: hoursOfSeconds(t.SampledCardSeconds), Util: util, Measured: ok,
+		CostFen: t.CostFen}
+}
+
+// roundRow is a round in a list.
+func roundRow(r store.LedgerRoundView, canRecord bool) web.LedgerRoundRow {
+	row := web.LedgerRoundRow{BookingID: r.BookingID, TaskID: r.TaskID, TaskName: r.TaskName, TeamName: r.TeamName, Username: r.Username,
+		CardTypeName: r.CardTypeName, Cards: r.CardCount, Start: r.StartAt, End: r.EndAt, PlannedEnd: r.PlannedEndAt, State: r.State,
+		PriceFen: r.PriceFen, T: totalsRow(r.Totals()), CanRecord: canRecord}
+	for _, o := range r.Outputs {
+		row.Outputs = append(row.Outputs, web.LedgerOutputItem{Quantity: o.Quantity, Unit: o.Unit, Note: o.Note})
+	}
+	return row
+}
+
+// unitRows are unit totals as the pages show them.
+func unitRows(us []store.UnitTotal) []web.LedgerUnitRow {
+	out := make([]web.LedgerUnitRow, 0, len(us))
+	for _, u := range us {
+		out = append(out, web.LedgerUnitRow{Unit: u.Unit, Quantity: u.Quantity, Rounds: u.Rounds, BookedHours: hoursOfSeconds(u.BookedCardSeconds),
+			CostFen: u.CostFen, PerThousand: u.PerThousandYuan})
+	}
+	return out
+}
+
+// thisMonth is the current month in the portal's zone.
+func (s *Server) thisMonth() string { return store.MonthOf(time.Now(), s.cfg.TZ) }
+
+// recorder tells, per round, whether the viewer may record its outputs:
+// its owner (a member or above) and the managers of its team.
+type recorder struct {
+	user    *store.User
+	managed map[int64]bool
+}
+
+func (s *Server) recorderFor(c echo.Context) (recorder, error) {
+	u := mustUser(c)
+	r := recorder{user: u, managed: map[int64]bool{}}
+	ids, err := s.store.ManagedTeamIDs(c.Request().Context(), u)
+	for _, id := range ids {
+		r.managed[id] = true
+	}
+	return r, err
+}
+
+func (r recorder) may(ownerID, teamID int64) bool {
+	if store.RoleRank(r.user.Role) < store.RoleRank(store.RoleMember) {
+		return false
+	}
+	return r.user.ID == ownerID || r.managed[teamID]
+}

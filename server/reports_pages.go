@@ -1,0 +1,216 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/errs"
+	"cardhour/store"
+	"cardhour/web"
+)
+
+// reportScope is whose figures the viewer's reports hold: every team for
+// admins, the teams they manage for managers.
+func (s *Server) reportScope(c echo.Context) (store.ReportScope, error) {
+	u := mustUser(c)
+	if u.Role == store.RoleAdmin {
+		return store.ReportScope{}, nil
+	}
+	ids, err := s.store.ManagedTeamIDs(c.Request().Context(), u)
+	if ids == nil {
+		ids = []int64{}
+	}
+	return store.ReportScope{TeamIDs: ids}, err
+}
+
+// pageTeam reads ?team= (an id) against the scope: one of the viewer's
+// teams narrows the report; any other value is reported and ignored.
+func pageTeam(c echo.Context, sc *store.ReportScope) (team, problem string) {
+	raw := strings.TrimSpace(c.QueryParam("team"))
+	if raw == "" {
+		return "", ""
+	}
+	id := bkFormID(raw)
+	if id == 0 || !sees(sc.TeamIDs, id) {
+		return "", web.T(langOf(c), "team.not_found")
+	}
+	sc.TeamID = id
+	return raw, ""
+}
+
+// reportsIndex sends managers and admins to this month's report, and tells
+// everyone else that reports are for managers and where their own rounds are.
+func (s *Server) reportsIndex(c echo.Context) error {
+	if store.RoleRank(mustUser(c).Role) >= store.RoleRank(store.RoleManager) {
+		return c.Redirect(http.StatusSeeOther, "/reports/monthly")
+	}
+	return s.render(c, http.StatusOK, web.ReportsIndexPage(s.page(c, "nav.reports", "reports")))
+}
+
+// monthlyReportPage is the monthly report.
+func (s *Server) monthlyReportPage(c echo.Context) error {
+	month, problem := s.ledgerMonth(c)
+	sc, err := s.reportScope(c)
+	if err != nil {
+		return err
+	}
+	team, teamProblem := pageTeam(c, &sc)
+	if problem == "" {
+		problem = teamProblem
+	}
+	if err := s.store.CatchUpLedger(c.Request().Context(), s.cfg.TZ); err != nil {
+		return err
+	}
+	rep, err := s.store.MonthlyReport(c.Request().Context(), s.cfg.TZ, month, sc)
+	if err != nil {
+		return err
+	}
+	opts, err := s.teamOptions(c, sc.TeamIDs)
+	if err != nil {
+		return err
+	}
+	p := s.page(c, "report.monthly", "reports")
+	p.Title = web.T(p.Lang, "report.monthly_title", month)
+	if problem != "" && p.Flash == "" {
+		p.Flash = problem
+	}
+	return s.render(c, http.StatusOK, web.MonthlyReportPage(p, monthlyProps(p.Lang, rep, team, opts)))
+}
+
+// reportYear reads ?year=, this year when absent; one that does not parse
+// is reported and this year shown instead.
+func (s *Server) reportYear(c echo.Context) (year int, problem string) {
+	this := time.Now().In(s.cfg.TZ).Year()
+	raw := strings.TrimSpace(c.QueryParam("year"))
+	if raw == "" {
+		return this, ""
+	}
+	y, err := strconv.Atoi(raw)
+	if err != nil || y < 2000 || y > 9999 {
+		return this, web.T(langOf(c), "report.year_invalid")
+	}
+	return y, ""
+}
+
+// yearlyReportPage is the yearly baseline.
+func (s *Server) yearlyReportPage(c echo.Context) error {
+	year, problem := s.reportYear(c)
+	sc, err := s.reportScope(c)
+	if err != nil {
+		return err
+	}
+	team, teamProblem := pageTeam(c, &sc)
+	if problem == "" {
+		problem = teamProblem
+	}
+	rep, err := s.store.YearlyBaseline(c.Request().Context(), s.cfg.TZ, year, sc)
+	if err != nil {
+		return err
+	}
+	opts, err := s.teamOptions(c, sc.TeamIDs)
+	if err != nil {
+		return err
+	}
+	p := s.page(c, "report.yearly", "reports")
+	p.Title = web.T(p.Lang, "report.yearly_title", strconv.Itoa(year))
+	if problem != "" && p.Flash == "" {
+		p.Flash = problem
+	}
+	return s.render(c, http.StatusOK, web.YearlyReportPage(p, yearlyProps(p.Lang, rep, team, opts)))
+}
+
+// apiReportScope is the API's scope: ?team= by name or id must be one of
+// the caller's teams (not found otherwise).
+func (s *Server) apiReportScope(c echo.Context, v *errs.Validation) (store.ReportScope, error) {
+	sc, err := s.reportScope(c)
+	if err != nil {
+		return sc, err
+	}
+	team, err := s.resolveTeam(c, queryRef(c, "team"), "team", v)
+	if err != nil {
+		return sc, err
+	}
+	if team != 0 {
+		if !sees(sc.TeamIDs, team) {
+			return sc, errs.E(errs.NotFound, "server.apiReportScope", "team.not_found")
+		}
+		sc.TeamID = team
+	}
+	return sc, nil
+}
+
+// reportFormat reads ?format= and ?section=.
+func reportFormat(c echo.Context, v *errs.Validation) (format, section string) {
+	format = strings.ToLower(strings.TrimSpace(c.QueryParam("format")))
+	switch format {
+	case "":
+		format = "json"
+	case "json", "csv", "xlsx":
+	default:
+		v.Add("format", "report.format_invalid")
+	}
+	return format, strings.TrimSpace(c.QueryParam("section"))
+}
+
+// apiMonthlyReport answers the monthly report as JSON, CSV or XLSX.
+func (s *Server) apiMonthlyReport(c echo.Context) error {
+	v := errs.NewValidation("server.apiMonthlyReport")
+	month := strings.TrimSpace(c.QueryParam("month"))
+	if month == "" {
+		month = s.thisMonth()
+	} else if _, _, err := store.MonthBounds(month, s.cfg.TZ); err != nil {
+		v.Add("month", "report.month_invalid")
+	}
+	format, section := reportFormat(c, v)
+	sc, err := s.apiReportScope(c, v)
+	if err != nil {
+		return err
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	if err := s.store.CatchUpLedger(c.Request().Context(), s.cfg.TZ); err != nil {
+		return err
+	}
+	rep, err := s.store.MonthlyReport(c.Request().Context(), s.cfg.TZ, month, sc)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return c.JSON(http.StatusOK, rep)
+	}
+	return s.writeExport(c, format, section, "cardhour-monthly-"+month, monthlyTables(langOf(c), rep))
+}
+
+// apiYearlyReport answers the yearly baseline as JSON, CSV or XLSX.
+func (s *Server) apiYearlyReport(c echo.Context) error {
+	v := errs.NewValidation("server.apiYearlyReport")
+	year := time.Now().In(s.cfg.TZ).Year()
+	if raw := strings.TrimSpace(c.QueryParam("year")); raw != "" {
+		y, err := strconv.Atoi(raw)
+		if err != nil || y < 2000 || y > 9999 {
+			v.Add("year", "report.year_invalid")
+		}
+		year = y
+	}
+	format, section := reportFormat(c, v)
+	sc, err := s.apiReportScope(c, v)
+	if err != nil {
+		return err
+	}
+	if err := v.Err(); err != nil {
+		return err
+	}
+	rep, err := s.store.YearlyBaseline(c.Request().Context(), s.cfg.TZ, year, sc)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return c.JSON(http.StatusOK, rep)
+	}
+	return s.writeExport(c, format, section, "cardhour-yearly-"+strconv.Itoa(year), yearlyTables(langOf(c), rep))
+}
