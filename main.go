@@ -152,7 +152,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			log.Info("created the account admin with the password from CARDHOUR_ADMIN_PASSWORD")
 		}
 		if cfg.Demo {
-			if err := st.SeedDemo(ctx); err != nil {
+			if err := st.SeedDemo(ctx, cfg.TZ); err != nil {
 				return fmt.Errorf("loading demo data: %w", err)
 			}
 			log.Info("loaded demo data (CARDHOUR_DEMO); demo users share one password, see README", "users", "wangfang lihua zhangwei chenjing liuyang zhaolei")

@@ -52,7 +52,7 @@ func tempData(t *testing.T) map[string]string {
 	if _, err := st.EnsureAdmin(ctx, "admin-pw-1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SeedDemo(ctx); err != nil {
+	if err := st.SeedDemo(ctx, time.UTC); err != nil {
 		t.Fatal(err)
 	}
 	return map[string]string{"CARDHOUR_DATA": dir, "CARDHOUR_LOG_LEVEL": "error"}

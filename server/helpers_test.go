@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -87,7 +88,7 @@ func newEnv(tb testing.TB, o envOptions) *env {
 		tb.Fatalf("EnsureAdmin: %v", err)
 	}
 	if o.demo {
-		if err := st.SeedDemo(ctx); err != nil {
+		if err := st.SeedDemo(ctx, time.UTC); err != nil {
 			tb.Fatalf("SeedDemo: %v", err)
 		}
 	}

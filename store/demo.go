@@ -13,7 +13,7 @@ const DemoPassword = "cardhour-demo"
 // SeedDemo fills an empty database with a small, realistic fleet: four card
 // types at list prices, five hosts, 32 cards, three teams and their people,
 // and the environment images a team would start from.
-func (s *Store) SeedDemo(ctx context.Context) error {
+func (s *Store) SeedDemo(ctx context.Context, loc *time.Location) error {
 	ctx = WithActor(ctx, Actor{Username: "demo"})
 	types := []CardTypeInput{
 		{Name: "NVIDIA H800 80GB", VRAMGiB: 80, TFLOPSFP32: 67, TFLOPSTF32: 494.7, TFLOPSBF16: 989.4, TFLOPSFP16: 989.4, TFLOPSFP8: 1978.9, TFLOPSINT8: 1978.9, PriceFen: 2200},
@@ -100,13 +100,13 @@ func (s *Store) SeedDemo(ctx context.Context) error {
 		}
 		users[p.username] = u
 	}
-	return s.seedDemoWork(ctx, teamIDs, typeIDs, users)
+	return s.seedDemoWork(ctx, teamIDs, typeIDs, users, loc)
 }
 
 // seedDemoWork adds quotas, task baselines, a template and bookings, made
 // through the same rules as real requests (so the demo shows nothing the
 // portal would refuse).
-func (s *Store) seedDemoWork(ctx context.Context, teamIDs, typeIDs []int64, users map[string]*User) error {
+func (s *Store) seedDemoWork(ctx context.Context, teamIDs, typeIDs []int64, users map[string]*User, loc *time.Location) error {
 	admin, err := s.FindUserByUsername(ctx, "admin")
 	if err != nil {
 		return err
@@ -181,7 +181,7 @@ func (s *Store) seedDemoWork(ctx context.Context, teamIDs, typeIDs []int64, user
 		CardTypeID: typeIDs[2], Count: 4, Duration: 12 * hour}); err != nil {
 		return fmt.Errorf("demo template: %w", err)
 	}
-	return nil
+	return s.seedDemoHistory(ctx, taskIDs, typeIDs, users, admin, loc)
 }
 
 // demoUUID derives a stable uuid in nvidia-smi's format from host and index.

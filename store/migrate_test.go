@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"slices"
 	"testing"
+	"time"
 
 	"cardhour/migrations"
 	"cardhour/store"
@@ -142,13 +143,24 @@ func TestSeedDemo(t *testing.T) {
 		if _, err := st.EnsureAdmin(ctx, "admin-password"); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.SeedDemo(ctx); err != nil {
+		if err := st.SeedDemo(ctx, time.UTC); err != nil {
 			t.Fatal(err)
 		}
-		for _, table := range []string{"card_types", "hosts", "cards", "images", "teams", "users", "memberships"} {
+		for _, table := range []string{"card_types", "hosts", "cards", "images", "teams", "users", "memberships",
+			"ledger_rounds", "ledger_outputs", "telemetry_booking_hours"} {
 			if n := storetest.MustCount(t, st, table); n == 0 {
 				t.Errorf("demo left %s empty", table)
 			}
+		}
+		// The demo's past never holds a card twice, nor do its live bookings.
+		var overlaps int64
+		q := `SELECT COUNT(*) FROM booking_cards a JOIN booking_cards b ON a.card_id = b.card_id AND a.id < b.id
+		      AND a.held = 1 AND b.held = 1 AND a.start_at < b.end_at AND b.start_at < a.end_at`
+		if err := st.DB().QueryRow(q).Scan(&overlaps); err != nil {
+			t.Fatal(err)
+		}
+		if overlaps != 0 {
+			t.Errorf("the demo holds %d cards twice", overlaps)
 		}
 		if _, err := st.Authenticate(ctx, "wangfang", store.DemoPassword); err != nil {
 			t.Errorf("demo user cannot log in: %v", err)
