@@ -13,6 +13,14 @@
 //
 //	go run ./e2e/loadbooking -server http://127.0.0.1:8080 -token cht_… -clients 64 -duration 20s -cards 16
 //
+// By default each client sends its next request as soon as the last one is
+// answered (closed loop): the figure is the most the server sustains, and
+// the latency includes the queue in front of the booking lock. With -rate,
+// the clients together send that many requests a second on a fixed
+// schedule (open loop) and each latency counts from the moment its request
+// was due, so a server falling behind shows as latency instead of being
+// hidden by clients that simply wait.
+//
 // The exit status is 1 when a double booking, a server error or a
 // mismatch between the bookings made and those read back is found.
 package main
@@ -47,6 +55,7 @@ type options struct {
 	minLen   time.Duration
 	maxLen   time.Duration
 	hot      float64
+	rate     float64
 	jsonOut  bool
 }
 
@@ -62,6 +71,7 @@ func main() {
 	flag.DurationVar(&o.maxLen, "max", 30*time.Minute, "longest booking")
 	flag.Float64Var(&o.hot, "hot", 0.1, "share of requests aimed at one contested hour")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the summary as one JSON object")
+	flag.Float64Var(&o.rate, "rate", 0, "requests per second from all clients together on a fixed schedule (open loop); 0 sends back to back")
 	flag.Parse()
 	if o.token == "" {
 		fmt.Fprintln(os.Stderr, "loadbooking: -token (an admin's API token) is required; issue one with `cardhour token --user admin`")
@@ -88,6 +98,7 @@ type summary struct {
 	Server         string         `json:"server"`
 	CardType       string         `json:"card_type"`
 	Clients        int            `json:"clients"`
+	Rate           float64        `json:"rate,omitempty"` // offered requests/s; 0 = closed loop
 	Cards          int            `json:"cards"`
 	Seconds        float64        `json:"seconds"`
 	Requests       int            `json:"requests"`
@@ -109,6 +120,9 @@ type summary struct {
 
 func (s summary) print(w io.Writer) {
 	fmt.Fprintf(w, "loadbooking: %d clients for %.1f s on %d cards of %s at %s\n", s.Clients, s.Seconds, s.Cards, s.CardType, s.Server)
+	if s.Rate > 0 {
+		fmt.Fprintf(w, "  open loop       %.0f requests/s offered; latency counts from when each was due\n", s.Rate)
+	}
 	fmt.Fprintf(w, "  requests        %7d  %8.1f/s\n", s.Requests, s.RequestsPerSec)
 	fmt.Fprintf(w, "  booked (201)    %7d  %8.1f/s\n", s.Booked, s.BookingsPerSec)
 	fmt.Fprintf(w, "  conflict (409)  %7d  %7.1f %%\n", s.Conflicts, 100*s.ConflictRate)
@@ -332,12 +346,36 @@ func run(ctx context.Context, o options) (summary, error) {
 	deadline := time.Now().Add(o.duration)
 	var wg sync.WaitGroup
 	began := time.Now()
+	// Open loop: a schedule of due times; a client takes the next one and
+	// waits for it, and the latency counts from it.
+	var due chan time.Time
+	if o.rate > 0 {
+		due = make(chan time.Time, o.clients)
+		go func() {
+			defer close(due)
+			interval := time.Duration(float64(time.Second) / o.rate)
+			for t := began; t.Before(deadline); t = t.Add(interval) {
+				due <- t
+			}
+		}()
+	}
 	for i := 0; i < o.clients; i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(i)+1, uint64(began.UnixNano())))
 			for time.Now().Before(deadline) {
+				sendAt := time.Time{}
+				if due != nil {
+					t, ok := <-due
+					if !ok {
+						break
+					}
+					if d := time.Until(t); d > 0 {
+						time.Sleep(d)
+					}
+					sendAt = t
+				}
 				var start time.Time
 				length := o.minLen + time.Duration(rng.Int64N(int64(o.maxLen-o.minLen)/int64(step)+1))*step
 				if rng.Float64() < o.hot {
@@ -352,6 +390,9 @@ func run(ctx context.Context, o options) (summary, error) {
 					Cards []string `json:"cards"`
 				}
 				t0 := time.Now()
+				if !sendAt.IsZero() {
+					t0 = sendAt
+				}
 				status, raw, err := f.member.do(ctx, http.MethodPost, "/api/v1/bookings", body, &out)
 				r := result{status: status, latency: time.Since(t0), id: out.ID}
 				switch {
@@ -369,7 +410,7 @@ func run(ctx context.Context, o options) (summary, error) {
 	wg.Wait()
 	elapsed := time.Since(began)
 
-	s := summary{Server: o.server, CardType: f.cardType, Clients: o.clients, Cards: o.cards, Seconds: elapsed.Seconds(), Statuses: map[string]int{}}
+	s := summary{Server: o.server, CardType: f.cardType, Clients: o.clients, Rate: o.rate, Cards: o.cards, Seconds: elapsed.Seconds(), Statuses: map[string]int{}}
 	var lat []time.Duration
 	made := map[int64]bool{}
 	for _, rs := range results {
