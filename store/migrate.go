@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/pressly/goose/v3"
@@ -33,14 +34,34 @@ func (s *Store) provider() (*goose.Provider, error) {
 	return p, nil
 }
 
-// Migrate applies every pending migration.
+// Migrate applies every pending migration. On MySQL, processes starting
+// together (several portals, or `cardhour token` beside a starting server)
+// take turns through a named lock: goose reads the applied versions and
+// then applies the rest, and two doing that at once would both try the
+// same migration.
 func (s *Store) Migrate(ctx context.Context) error {
+	const op = "store.Migrate"
 	p, err := s.provider()
 	if err != nil {
 		return err
 	}
+	if s.dialect == MySQL {
+		conn, err := s.sqlDB.Conn(ctx)
+		if err != nil {
+			return translate(op, err)
+		}
+		defer conn.Close()
+		var got sql.NullInt64
+		if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK('cardhour.migrate', 120)").Scan(&got); err != nil {
+			return translate(op, err)
+		}
+		if got.Int64 != 1 {
+			return errs.Internalf(op, "another process held the migration lock for two minutes")
+		}
+		defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK('cardhour.migrate')") }()
+	}
 	if _, err := p.Up(ctx); err != nil {
-		return translate("store.Migrate", fmt.Errorf("migrate up: %w", err))
+		return translate(op, fmt.Errorf("migrate up: %w", err))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"slices"
 	"testing"
@@ -170,4 +171,39 @@ func TestSeedDemo(t *testing.T) {
 		}
 		assertAuditTableHasNoSecrets(t, st)
 	})
+}
+
+// TestConcurrentMigrationsTakeTurns starts several processes' stores on one
+// empty database at once, as a deployment of several portals does: every
+// one must come up with the schema current, none failing on a migration
+// another applied meanwhile.
+func TestConcurrentMigrationsTakeTurns(t *testing.T) {
+	storetest.SkipUnlessMySQL(t)
+	dsn, _ := storetest.MySQLDSN(t)
+	const processes = 4
+	errsCh := make(chan error, processes)
+	for i := 0; i < processes; i++ {
+		go func() {
+			st, err := store.Open(context.Background(), store.Options{Dialect: store.MySQL, DSN: dsn})
+			if err != nil {
+				errsCh <- err
+				return
+			}
+			defer st.Close()
+			if err := st.Migrate(context.Background()); err != nil {
+				errsCh <- err
+				return
+			}
+			current, err := st.MigrationsCurrent(context.Background())
+			if err == nil && !current {
+				err = fmt.Errorf("migrated, but the schema is not current")
+			}
+			errsCh <- err
+		}()
+	}
+	for i := 0; i < processes; i++ {
+		if err := <-errsCh; err != nil {
+			t.Errorf("process %d: %v", i, err)
+		}
+	}
 }
