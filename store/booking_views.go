@@ -153,11 +153,14 @@ func (s *Store) FindAvailability(ctx context.Context, from time.Time, hoursN int
 		Group("card_type_id").Scan(&totals).Error; err != nil {
 		return nil, translate(op, err)
 	}
-	var held []bookingCard
-	if err := s.read(ctx).Where("held = ? AND start_at < ? AND end_at > ?", true, to, from).
-		Select("card_id, card_type_id, start_at, end_at").Find(&held).Error; err != nil {
+	// Thousands of rows: read them without gorm's reflection, in card and
+	// start order, so a card's back-to-back bookings meet one after another.
+	rows, err := s.read(ctx).Raw("SELECT card_id, card_type_id, start_at, end_at FROM booking_cards WHERE held = ? AND start_at < ? AND end_at > ? ORDER BY card_id, start_at",
+		true, to, from).Rows()
+	if err != nil {
 		return nil, translate(op, err)
 	}
+	defer rows.Close()
 	index := map[int64]int{}
 	out := make([]Availability, len(types))
 	for i, t := range types {
@@ -170,30 +173,36 @@ func (s *Store) FindAvailability(ctx context.Context, from time.Time, hoursN int
 		}
 	}
 	// busy[type][hour] counts cards held at any moment of that hour; a card
-	// held twice in one hour (back-to-back bookings) counts once.
-	type key struct {
-		card int64
-		hour int
-	}
-	seen := map[key]bool{}
+	// held twice in one hour (back-to-back bookings) counts once: rows come
+	// by card and start, so it is enough to remember the last hour counted
+	// for the current card.
 	busy := make([][]int, len(types))
 	for i := range busy {
 		busy[i] = make([]int, hoursN)
 	}
-	for _, h := range held {
-		i, ok := index[h.CardTypeID]
+	var card, typeID, lastCard int64
+	var start, end time.Time
+	lastHour := -1
+	for rows.Next() {
+		if err := rows.Scan(&card, &typeID, &start, &end); err != nil {
+			return nil, translate(op, err)
+		}
+		i, ok := index[typeID]
 		if !ok {
 			continue
 		}
-		first := int(h.StartAt.UTC().Sub(from) / time.Hour)
-		last := int((h.EndAt.UTC().Sub(from) - 1) / time.Hour)
-		for hr := max(first, 0); hr <= last && hr < hoursN; hr++ {
-			k := key{h.CardID, hr}
-			if !seen[k] {
-				seen[k] = true
-				busy[i][hr]++
-			}
+		if card != lastCard {
+			lastCard, lastHour = card, -1
 		}
+		first := int(start.UTC().Sub(from) / time.Hour)
+		last := int((end.UTC().Sub(from) - 1) / time.Hour)
+		for hr := max(first, lastHour+1, 0); hr <= last && hr < hoursN; hr++ {
+			busy[i][hr]++
+			lastHour = hr
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, translate(op, err)
 	}
 	for i := range out {
 		for hr := range out[i].Free {
