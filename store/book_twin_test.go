@@ -110,14 +110,6 @@ func TestTwoProcessesKeepTheirBooksCurrent(t *testing.T) {
 				t.Errorf("process %d booked at %d fen an hour after the price became %d", i+1, r.Booking.PriceFen, in.PriceFen)
 			}
 		}
-		var overlaps int64
-		q := `SELECT COUNT(*) FROM booking_cards a JOIN booking_cards b ON a.card_id = b.card_id AND a.id < b.id
-		      AND a.held = 1 AND b.held = 1 AND a.start_at < b.end_at AND b.start_at < a.end_at`
-		if err := one.DB().QueryRow(q).Scan(&overlaps); err != nil {
-			t.Fatal(err)
-		}
-		if overlaps != 0 {
-			t.Errorf("%d overlapping card assignments", overlaps)
-		}
+		assertNoDoubleBooking(t, one)
 	})
 }

@@ -428,14 +428,6 @@ func TestConcurrentBookingsMatchCapacityExactly(t *testing.T) {
 		if ok != cards*slots {
 			t.Errorf("%d bookings succeeded, want exactly %d", ok, cards*slots)
 		}
-		var overlaps int64
-		q := `SELECT COUNT(*) FROM booking_cards a JOIN booking_cards b ON a.card_id = b.card_id AND a.id < b.id
-		      AND a.held = 1 AND b.held = 1 AND a.start_at < b.end_at AND b.start_at < a.end_at`
-		if err := w.st.DB().QueryRow(q).Scan(&overlaps); err != nil {
-			t.Fatal(err)
-		}
-		if overlaps != 0 {
-			t.Errorf("%d overlapping card assignments in the database", overlaps)
-		}
+		assertNoDoubleBooking(t, w.st)
 	})
 }

@@ -38,14 +38,7 @@ func TestGeneratedDataSetIsConsistent(t *testing.T) {
 			}
 		}
 		// No card is held by two overlapping bookings.
-		var overlaps int
-		if err := st.DB().QueryRow(`SELECT COUNT(*) FROM booking_cards a JOIN booking_cards b
-			ON a.card_id = b.card_id AND a.id < b.id AND a.held = 1 AND b.held = 1 AND a.start_at < b.end_at AND b.start_at < a.end_at`).Scan(&overlaps); err != nil {
-			t.Fatal(err)
-		}
-		if overlaps != 0 {
-			t.Errorf("%d overlapping card assignments", overlaps)
-		}
+		assertNoDoubleBooking(t, st)
 		// The card rollups and the booking hours tell the same story.
 		var cardBusy, bookingBusy float64
 		if err := st.DB().QueryRow("SELECT SUM(busy_seconds) FROM telemetry_hours").Scan(&cardBusy); err != nil {

@@ -154,15 +154,7 @@ func TestSeedDemo(t *testing.T) {
 			}
 		}
 		// The demo's past never holds a card twice, nor do its live bookings.
-		var overlaps int64
-		q := `SELECT COUNT(*) FROM booking_cards a JOIN booking_cards b ON a.card_id = b.card_id AND a.id < b.id
-		      AND a.held = 1 AND b.held = 1 AND a.start_at < b.end_at AND b.start_at < a.end_at`
-		if err := st.DB().QueryRow(q).Scan(&overlaps); err != nil {
-			t.Fatal(err)
-		}
-		if overlaps != 0 {
-			t.Errorf("the demo holds %d cards twice", overlaps)
-		}
+		assertNoDoubleBooking(t, st)
 		if _, err := st.Authenticate(ctx, "wangfang", store.DemoPassword); err != nil {
 			t.Errorf("demo user cannot log in: %v", err)
 		}
