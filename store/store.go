@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/glebarez/sqlite"
 	"gorm.io/driver/mysql"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -63,7 +62,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 				return nil, errs.Wrap(errs.Internal, op, fmt.Errorf("create data dir: %w", err))
 			}
 		}
-		dialector = sqlite.Open(sqliteDSN(o.DSN))
+		dialector = sqliteDialector{dsn: sqliteDSN(o.DSN)}
 	case MySQL:
 		dsn, err := mysqlDSN(o.DSN)
 		if err != nil {
@@ -101,6 +100,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		// One writer at a time is SQLite's rule; a small pool keeps readers
 		// concurrent under WAL without piling up busy writers.
 		sqlDB.SetMaxOpenConns(4)
+		// Keep them all: a closed connection loses its prepared statements.
+		sqlDB.SetMaxIdleConns(4)
 	} else {
 		sqlDB.SetMaxOpenConns(32)
 		sqlDB.SetMaxIdleConns(16)
@@ -126,6 +127,11 @@ func sqliteDSN(path string) string {
 	// Immediate transactions take the write lock at BEGIN, so two writers
 	// queue on busy_timeout instead of failing halfway with SQLITE_BUSY.
 	q.Set("_txlock", "immediate")
+	// Times as SQLite's own text ("2006-01-02 15:04:05.999999999-07:00"),
+	// which the queries doing time arithmetic in SQL read.
+	q.Set("_time_format", "sqlite")
+	// and read back in UTC, as every stored time is.
+	q.Set("_timezone", "UTC")
 	return "file:" + path + "?" + q.Encode()
 }
 
