@@ -39,6 +39,9 @@ type Store struct {
 	policy  BookingPolicy
 	writeMu sync.Mutex
 	books   bookKeep // the card types' placement books (card_type_book.go)
+	// tokenUse remembers when this process last recorded each API token's
+	// use (token id → time), so concurrent requests record it once.
+	tokenUse sync.Map
 }
 
 // Options says which database to open.

@@ -84,9 +84,16 @@ func (s *Store) FindTokenUser(ctx context.Context, secret string) (*APIToken, *U
 	}
 	// Last use is a hint for admins; losing it on a busy database is fine,
 	// and writing it at most once a minute keeps reads from becoming writes.
+	// Only the first of the requests arriving together writes it: when all
+	// of a busy client's requests tried at once, they queued for SQLite's
+	// write lock behind the bookings.
 	now := s.now()
 	if t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) > time.Minute {
-		_ = s.read(ctx).Model(&APIToken{}).Where("id = ?", t.ID).Update("last_used_at", now).Error
+		if last, seen := s.tokenUse.Swap(t.ID, now); !seen || now.Sub(last.(time.Time)) > time.Minute {
+			_ = s.tx(ctx, op, func(tx *gorm.DB) error {
+				return tx.Model(&APIToken{}).Where("id = ?", t.ID).Update("last_used_at", now).Error
+			})
+		}
 	}
 	return &t, u, nil
 }
