@@ -178,6 +178,16 @@ func (s *Store) lockCardType(tx *gorm.DB, id int64, ct *CardType) error {
 		noteLocked(tx, id, row.BookingGen)
 		return nil
 	}
+	// Within one process, transactions of a type queue on a Go mutex
+	// first, so that at most one per process waits for the row lock:
+	// InnoDB handles a crowd waiting on one row badly (every release wakes
+	// and re-checks the queue, deadlock detection included).
+	if n := notesOf(tx); n != nil && !n.holds(id) {
+		m := s.books.typeMutex(id)
+		m.Lock()
+		n.held = append(n.held, m)
+		n.heldTypes[id] = true
+	}
 	// MySQL has no UPDATE … RETURNING, but LAST_INSERT_ID(expr) hands the
 	// new generation back in the update's own reply, and the type's row
 	// comes from the placement book when that is current: no second round

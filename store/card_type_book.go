@@ -28,8 +28,9 @@ import (
 
 // bookKeep holds the books of one store.
 type bookKeep struct {
-	mu    sync.Mutex
-	books map[int64]*typeBook
+	mu      sync.Mutex
+	books   map[int64]*typeBook
+	mutexes map[int64]*sync.Mutex // per card type, see lockCardType
 }
 
 // typeBook is what one card type's placement needs.
@@ -50,7 +51,15 @@ type bookCard struct {
 // it changed of their books; store.tx applies them after the commit.
 type txNotes struct {
 	types map[int64]*typeNote
+	// held are the process's per-type mutexes this transaction holds
+	// (MySQL), released when it ends.
+	held      []*sync.Mutex
+	heldTypes map[int64]bool
 }
+
+// holds tells whether the transaction already holds the type's mutex (a
+// transaction may lock one type more than once).
+func (n *txNotes) holds(typeID int64) bool { return n.heldTypes[typeID] }
 
 type typeNote struct {
 	gen      int64           // the generation this transaction made
@@ -106,8 +115,31 @@ func noteInserted(tx *gorm.DB, typeID int64, rows ...heldRow) {
 
 // withNotes gives a transaction its notes.
 func withNotes(ctx context.Context) (context.Context, *txNotes) {
-	n := &txNotes{types: map[int64]*typeNote{}}
+	n := &txNotes{types: map[int64]*typeNote{}, heldTypes: map[int64]bool{}}
 	return context.WithValue(ctx, txNotesKey{}, n), n
+}
+
+// typeMutex is this process's mutex of one card type.
+func (k *bookKeep) typeMutex(typeID int64) *sync.Mutex {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.mutexes == nil {
+		k.mutexes = map[int64]*sync.Mutex{}
+	}
+	m := k.mutexes[typeID]
+	if m == nil {
+		m = &sync.Mutex{}
+		k.mutexes[typeID] = m
+	}
+	return m
+}
+
+// releaseHeld unlocks the type mutexes a transaction took.
+func (n *txNotes) releaseHeld() {
+	for i := len(n.held) - 1; i >= 0; i-- {
+		n.held[i].Unlock()
+	}
+	n.held = nil
 }
 
 // applyNotes brings the books up to date after a committed transaction.

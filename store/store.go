@@ -194,6 +194,7 @@ func (s *Store) tx(ctx context.Context, op string, fn func(tx *gorm.DB) error) e
 	}
 	ctx, notes := withNotes(ctx)
 	err := s.db.WithContext(ctx).Transaction(fn, opts...)
+	notes.releaseHeld()
 	if err != nil {
 		return translate(op, err)
 	}
