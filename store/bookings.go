@@ -250,26 +250,31 @@ func teamRole(tx *gorm.DB, teamID, userID int64) (string, error) {
 
 // mayBookFor: site admins anywhere; team managers and members in their team.
 func mayBookFor(tx *gorm.DB, u *User, teamID int64) (bool, error) {
-	if u.Role == RoleAdmin {
-		return true, nil
-	}
-	if RoleRank(u.Role) < RoleRank(RoleMember) {
-		return false, nil
+	if u.Role == RoleAdmin || RoleRank(u.Role) < RoleRank(RoleMember) {
+		return mayBookAs(u, ""), nil
 	}
 	r, err := teamRole(tx, teamID, u.ID)
-	return r == TeamRoleManager || r == TeamRoleMember, err
+	return mayBookAs(u, r), err
 }
 
 // managesTeam: site admins, and managers of that team.
 func managesTeam(tx *gorm.DB, u *User, teamID int64) (bool, error) {
-	if u.Role == RoleAdmin {
-		return true, nil
-	}
-	if RoleRank(u.Role) < RoleRank(RoleManager) {
-		return false, nil
+	if u.Role == RoleAdmin || RoleRank(u.Role) < RoleRank(RoleManager) {
+		return managesAs(u, ""), nil
 	}
 	r, err := teamRole(tx, teamID, u.ID)
-	return r == TeamRoleManager, err
+	return managesAs(u, r), err
+}
+
+// mayBookAs is mayBookFor's rule for a user whose role in the team
+// (teamRole) is known.
+func mayBookAs(u *User, teamRole string) bool {
+	return u.Role == RoleAdmin || (RoleRank(u.Role) >= RoleRank(RoleMember) && (teamRole == TeamRoleManager || teamRole == TeamRoleMember))
+}
+
+// managesAs is managesTeam's rule for a user whose role in the team is known.
+func managesAs(u *User, teamRole string) bool {
+	return u.Role == RoleAdmin || (RoleRank(u.Role) >= RoleRank(RoleManager) && teamRole == TeamRoleManager)
 }
 
 func (s *Store) validateWindow(op string, start, end time.Time, v *errs.Validation) (time.Time, time.Time) {
@@ -365,10 +370,8 @@ func (s *Store) readBookingParty(ctx context.Context, db *gorm.DB, op string, ta
 	if tt.TeamRole != nil {
 		role = *tt.TeamRole
 	}
-	// The same rules as mayBookFor and managesTeam, on the role just read.
 	return &bookingParty{user: u, task: tt.Task, teamName: tt.TeamName, requiresApproval: tt.RequiresApproval,
-		mayBook: u.Role == RoleAdmin || (RoleRank(u.Role) >= RoleRank(RoleMember) && (role == TeamRoleManager || role == TeamRoleMember)),
-		manager: u.Role == RoleAdmin || (RoleRank(u.Role) >= RoleRank(RoleManager) && role == TeamRoleManager)}, nil
+		mayBook: mayBookAs(u, role), manager: managesAs(u, role)}, nil
 }
 
 func (s *Store) planBooking(ctx context.Context, tx *gorm.DB, op string, req BookingRequest, party *bookingParty, lock bool) (*bookingPlan, error) {

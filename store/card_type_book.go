@@ -212,12 +212,12 @@ func (s *Store) readBook(tx *gorm.DB, typeID, gen int64) (*typeBook, error) {
 	if err := tx.First(&b.cardType, typeID).Error; err != nil {
 		return nil, err
 	}
-	if err := tx.Model(&Card{}).Select("id, uuid").Where("card_type_id = ? AND status = ?", typeID, CardActive).
-		Order("id").Scan(&b.cards).Error; err != nil {
+	var err error
+	if b.cards, err = readActiveCards(tx, typeID); err != nil {
 		return nil, err
 	}
 	var rows []heldRow
-	err := tx.Table("booking_cards bc").Select("bc.card_id, bc.booking_id, b.team_id, bc.start_at, bc.end_at, b.priority").
+	err = tx.Table("booking_cards bc").Select("bc.card_id, bc.booking_id, b.team_id, bc.start_at, bc.end_at, b.priority").
 		Joins("JOIN bookings b ON b.id = bc.booking_id").
 		Where("bc.card_type_id = ? AND bc.held = ? AND bc.end_at > ?", typeID, true, s.now().Add(-bookHorizon)).
 		Scan(&rows).Error
@@ -348,7 +348,12 @@ func (s *Store) activeCards(tx *gorm.DB, typeID int64) ([]bookCard, error) {
 	if b != nil {
 		return b.cards, nil
 	}
+	return readActiveCards(tx, typeID)
+}
+
+// readActiveCards reads the type's active cards, by id.
+func readActiveCards(tx *gorm.DB, typeID int64) ([]bookCard, error) {
 	var cards []bookCard
-	err = tx.Model(&Card{}).Select("id, uuid").Where("card_type_id = ? AND status = ?", typeID, CardActive).Order("id").Scan(&cards).Error
+	err := tx.Model(&Card{}).Select("id, uuid").Where("card_type_id = ? AND status = ?", typeID, CardActive).Order("id").Scan(&cards).Error
 	return cards, err
 }

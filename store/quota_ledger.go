@@ -118,7 +118,7 @@ func sameDraw(a, b *Booking) bool {
 // new quota or one whose window changed.
 func (s *Store) recountQuotaUse(tx *gorm.DB, q *Quota) error {
 	w := schedule.Interval{Start: q.ValidFrom.UTC(), End: q.ExpiresAt.UTC()}
-	used, _, err := quotaUseSQL(tx, s.dialect, q.TeamID, q.CardTypeID, w, w, 0)
+	used, err := quotaUsedSQL(tx, s.dialect, q.TeamID, q.CardTypeID, w, 0)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,17 @@ import (
 // oracle) made each booking cost more than the last; under load it was
 // seven tenths of the server's time.
 func quotaUseSQL(tx *gorm.DB, dialect string, teamID, cardTypeID int64, quotaWindow, w schedule.Interval, except int64) (int64, int, error) {
+	used, err := quotaUsedSQL(tx, dialect, teamID, cardTypeID, quotaWindow, except)
+	if err != nil {
+		return 0, 0, err
+	}
+	peak, err := peakCards(tx, teamID, cardTypeID, quotaWindow, w, except)
+	return used, peak, err
+}
+
+// quotaUsedSQL is quotaUseSQL's card-second sum alone, what recounting a
+// quota's running total needs.
+func quotaUsedSQL(tx *gorm.DB, dialect string, teamID, cardTypeID int64, quotaWindow schedule.Interval, except int64) (int64, error) {
 	qs, qe := quotaWindow.Start.UTC(), quotaWindow.End.UTC()
 	// Each booking counts from its start to its early end once it is over
 	// and ended before its window did, else to its end; both clipped to the
@@ -34,10 +45,9 @@ func quotaUseSQL(tx *gorm.DB, dialect string, teamID, cardTypeID int64, quotaWin
 		" WHERE team_id = ? AND card_type_id = ? AND state <> ? AND id <> ? AND start_at < ? AND end_at > ?) clipped WHERE e > s"
 	var used sql.NullInt64
 	if err := tx.Raw(query, qs, qe, teamID, cardTypeID, BookingCancelled, except, qe, qs).Row().Scan(&used); err != nil {
-		return 0, 0, err
+		return 0, err
 	}
-	peak, err := peakCards(tx, teamID, cardTypeID, quotaWindow, w, except)
-	return used.Int64, peak, err
+	return used.Int64, nil
 }
 
 // peakCards is the most cards the team's live bookings of the type hold at

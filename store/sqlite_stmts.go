@@ -27,21 +27,24 @@ const maxStmts = 512
 
 func newStmtPool(db *sql.DB) *stmtPool { return &stmtPool{db: db, stmts: map[string]*sql.Stmt{}} }
 
-func (p *stmtPool) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+// prepared returns the query's statement, preparing it on first use; nil
+// past the bound or when it does not prepare (the plain call then reports
+// the error).
+func (p *stmtPool) prepared(ctx context.Context, query string) *sql.Stmt {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if s, ok := p.stmts[query]; ok {
-		return s, nil
+		return s
 	}
 	if len(p.stmts) >= maxStmts {
-		return nil, nil
+		return nil
 	}
 	s, err := p.db.PrepareContext(ctx, query)
 	if err != nil {
-		return nil, err
+		return nil
 	}
 	p.stmts[query] = s
-	return s, nil
+	return s
 }
 
 // GetDBConn lets gorm's DB() find the *sql.DB.
@@ -52,27 +55,21 @@ func (p *stmtPool) PrepareContext(ctx context.Context, query string) (*sql.Stmt,
 }
 
 func (p *stmtPool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if s, err := p.stmt(ctx, query); err != nil || s != nil {
-		if err != nil {
-			return nil, err
-		}
+	if s := p.prepared(ctx, query); s != nil {
 		return s.ExecContext(ctx, args...)
 	}
 	return p.db.ExecContext(ctx, query, args...)
 }
 
 func (p *stmtPool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if s, err := p.stmt(ctx, query); err != nil || s != nil {
-		if err != nil {
-			return nil, err
-		}
+	if s := p.prepared(ctx, query); s != nil {
 		return s.QueryContext(ctx, args...)
 	}
 	return p.db.QueryContext(ctx, query, args...)
 }
 
 func (p *stmtPool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if s, err := p.stmt(ctx, query); err == nil && s != nil {
+	if s := p.prepared(ctx, query); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}
 	return p.db.QueryRowContext(ctx, query, args...)
@@ -94,27 +91,21 @@ type stmtTx struct {
 }
 
 func (t *stmtTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if s, err := t.pool.stmt(ctx, query); err != nil || s != nil {
-		if err != nil {
-			return nil, err
-		}
+	if s := t.pool.prepared(ctx, query); s != nil {
 		return t.Tx.StmtContext(ctx, s).ExecContext(ctx, args...)
 	}
 	return t.Tx.ExecContext(ctx, query, args...)
 }
 
 func (t *stmtTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if s, err := t.pool.stmt(ctx, query); err != nil || s != nil {
-		if err != nil {
-			return nil, err
-		}
+	if s := t.pool.prepared(ctx, query); s != nil {
 		return t.Tx.StmtContext(ctx, s).QueryContext(ctx, args...)
 	}
 	return t.Tx.QueryContext(ctx, query, args...)
 }
 
 func (t *stmtTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if s, err := t.pool.stmt(ctx, query); err == nil && s != nil {
+	if s := t.pool.prepared(ctx, query); s != nil {
 		return t.Tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
 	}
 	return t.Tx.QueryRowContext(ctx, query, args...)
