@@ -151,13 +151,11 @@ func (s *Server) apiCreateBooking(c echo.Context) error {
 		return err
 	}
 	v := errs.NewValidation("server.apiCreateBooking")
-	typeID, err := s.resolveCardType(c, req.CardType, "card_type", v)
-	if err != nil {
-		return err
-	}
-	in := store.BookingRequest{TaskID: req.TaskID, CardTypeID: typeID, Count: req.Count,
+	// A name is looked up by the store with the task, in one query.
+	in := store.BookingRequest{TaskID: req.TaskID, CardTypeID: req.CardType.id, CardTypeName: req.CardType.name, Count: req.Count,
 		Start: parseAPITime(req.Start, "start", v), End: parseAPITime(req.End, "end", v),
 		Queue: req.Queue, OverrideQuota: req.OverrideQuota}
+	v.Check(req.CardType.set && (req.CardType.name != "" || req.CardType.id > 0), "card_type", "cardtype.not_found")
 	if err := v.Err(); err != nil {
 		return err
 	}

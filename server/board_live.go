@@ -145,6 +145,7 @@ func (s *Server) StartLive(ctx context.Context) (stop func()) {
 		}()
 	}
 	l.start(ctx)
+	l.hub.markRunning()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

@@ -75,6 +75,14 @@ func (h *hub) isRunning() bool {
 	return h.running
 }
 
+// markRunning says the hub is running before its goroutine gets to: a
+// client arriving in between waits in join instead of being turned away.
+func (h *hub) markRunning() {
+	h.mu.Lock()
+	h.running = true
+	h.mu.Unlock()
+}
+
 // join hands a client to the hub; false when the hub is not running.
 func (h *hub) join(c *client) bool {
 	select {
@@ -97,9 +105,7 @@ func (h *hub) leave(c *client) {
 // (their writers send a close frame and hang up), waits briefly for them,
 // and returns.
 func (h *hub) run(ctx context.Context) {
-	h.mu.Lock()
-	h.running = true
-	h.mu.Unlock()
+	h.markRunning()
 	defer func() {
 		h.mu.Lock()
 		h.running = false

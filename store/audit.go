@@ -75,6 +75,17 @@ func (s *Store) audit(ctx context.Context, tx *gorm.DB, action, entity string, i
 		uid := a.UserID
 		e.ActorID = &uid
 	}
+	if w := deferredWrites(tx); w != nil {
+		if id < 0 {
+			// A booking whose insert is deferred: its id and its JSON are
+			// known when it is written.
+			e.BeforeJSON, e.AfterJSON = nil, nil
+			w.audits = append(w.audits, deferredAudit{entry: e, after: after})
+		} else {
+			w.audits = append(w.audits, deferredAudit{entry: e})
+		}
+		return nil
+	}
 	return tx.Create(&e).Error
 }
 

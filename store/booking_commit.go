@@ -26,9 +26,12 @@ func (s *Store) commitPlacement(ctx context.Context, tx *gorm.DB, before, b *Boo
 	if err := s.saveBooking(tx, before, b); err != nil {
 		return err
 	}
+	w := deferredWrites(tx)
 	for _, cardID := range p.cards {
 		bc := bookingCard{BookingID: b.ID, CardID: cardID, CardTypeID: b.CardTypeID, StartAt: b.StartAt, EndAt: b.EndAt, Held: true}
-		if err := tx.Create(&bc).Error; err != nil {
+		if w != nil {
+			w.cards = append(w.cards, bc)
+		} else if err := tx.Create(&bc).Error; err != nil {
 			return err
 		}
 		noteInserted(tx, b.CardTypeID, heldRow{CardID: cardID, BookingID: b.ID, TeamID: b.TeamID,
@@ -48,6 +51,12 @@ func (s *Store) commitPlacement(ctx context.Context, tx *gorm.DB, before, b *Boo
 // cards: it ends when the core booking starts (or now), and its owner is
 // told why.
 func (s *Store) preempt(ctx context.Context, tx *gorm.DB, id int64, by *Booking) error {
+	// The victim's held rows, even the victim, may be among the writes
+	// still deferred.
+	if err := flushDeferred(tx); err != nil {
+		return err
+	}
+	id = deferredWrites(tx).realID(id)
 	var victim Booking
 	if err := tx.First(&victim, id).Error; err != nil {
 		return err

@@ -46,7 +46,7 @@ func (s *Store) PreviewBooking(ctx context.Context, req BookingRequest) (*Bookin
 	if err := s.checkBookingRequest(op, &req); err != nil {
 		return nil, err
 	}
-	party, err := s.readBookingParty(ctx, s.read(ctx), op, req.TaskID)
+	party, err := s.readBookingParty(ctx, s.read(ctx), op, &req)
 	if err != nil {
 		return nil, err
 	}

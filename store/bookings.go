@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -133,8 +134,11 @@ func (s *Store) BookingPolicy() BookingPolicy { return s.policy }
 type BookingRequest struct {
 	TaskID     int64
 	CardTypeID int64
-	Count      int
-	Start, End time.Time
+	// CardTypeName names the card type when CardTypeID is 0. A name no type
+	// bears that is a number is read as the type's id.
+	CardTypeName string
+	Count        int
+	Start, End   time.Time
 	// Queue waits for capacity instead of failing with a conflict.
 	Queue bool
 	// OverrideQuota lets a team manager or admin book past the quota; the
@@ -162,6 +166,18 @@ type BookingResult struct {
 // card_type_book.go).
 func (s *Store) lockCardType(tx *gorm.DB, id int64, ct *CardType) error {
 	const op = "store.lockCardType"
+	if tn := lockedNote(tx, id); tn != nil {
+		// This transaction holds the lock already (several bookings in one
+		// transaction, see booking_batch.go): no second generation.
+		if tn.cardType != nil && !tn.dirty {
+			*ct = *tn.cardType
+			return nil
+		}
+		if err := tx.First(ct, id).Error; err != nil {
+			return withKey(translate(op, err), "cardtype.not_found")
+		}
+		return nil
+	}
 	if s.dialect == SQLite {
 		// One statement: SQLite returns the updated row.
 		var row struct {
@@ -175,7 +191,9 @@ func (s *Store) lockCardType(tx *gorm.DB, id int64, ct *CardType) error {
 			return errs.E(errs.NotFound, op, "cardtype.not_found")
 		}
 		*ct = row.CardType
-		noteLocked(tx, id, row.BookingGen)
+		if tn := noteLocked(tx, id, row.BookingGen); tn != nil {
+			tn.cardType = &row.CardType
+		}
 		return nil
 	}
 	// Within one process, transactions of a type queue on a Go mutex
@@ -204,17 +222,19 @@ func (s *Store) lockCardType(tx *gorm.DB, id int64, ct *CardType) error {
 	if err != nil {
 		return err
 	}
-	noteLocked(tx, id, gen)
+	tn := noteLocked(tx, id, gen)
 	b, err := s.currentBook(tx, id)
 	if err != nil {
 		return err
 	}
 	if b != nil {
 		*ct = b.cardType
-		return nil
-	}
-	if err := tx.First(ct, id).Error; err != nil {
+	} else if err := tx.First(ct, id).Error; err != nil {
 		return withKey(translate(op, err), "cardtype.not_found")
+	}
+	if tn != nil {
+		c := *ct
+		tn.cardType = &c
 	}
 	return nil
 }
@@ -322,7 +342,7 @@ type bookingPlan struct {
 func (s *Store) checkBookingRequest(op string, req *BookingRequest) error {
 	v := errs.NewValidation(op)
 	v.Check(req.TaskID > 0, "task_id", "task.not_found")
-	v.Check(req.CardTypeID > 0, "card_type", "cardtype.not_found")
+	v.Check(req.CardTypeID > 0 || req.CardTypeName != "", "card_type", "cardtype.not_found")
 	v.Check(req.Count >= 1 && req.Count <= s.policy.MaxCards, "count", "booking.count_range")
 	req.Start, req.End = s.validateWindow(op, req.Start, req.End, v)
 	return v.Err()
@@ -344,8 +364,9 @@ type bookingParty struct {
 }
 
 // readBookingParty reads the actor, the task, its team's approval rule and
-// the actor's role in the team, in one query.
-func (s *Store) readBookingParty(ctx context.Context, db *gorm.DB, op string, taskID int64) (*bookingParty, error) {
+// the actor's role in the team, in one query; and, when the request names
+// its card type, the type's id.
+func (s *Store) readBookingParty(ctx context.Context, db *gorm.DB, op string, req *BookingRequest) (*bookingParty, error) {
 	u, err := actorUser(ctx, db, op)
 	if err != nil {
 		return nil, err
@@ -355,16 +376,31 @@ func (s *Store) readBookingParty(ctx context.Context, db *gorm.DB, op string, ta
 		TeamName         string
 		RequiresApproval bool
 		TeamRole         *string
+		NamedTypeID      *int64
 	}
-	err = db.Table("tasks").Select("tasks.*, teams.name AS team_name, teams.requires_approval, m.role AS team_role").
+	q := db.Table("tasks").Select("tasks.*, teams.name AS team_name, teams.requires_approval, m.role AS team_role")
+	if req.CardTypeID == 0 {
+		q = q.Select("tasks.*, teams.name AS team_name, teams.requires_approval, m.role AS team_role, "+
+			"(SELECT id FROM card_types WHERE name = ?) AS named_type_id", req.CardTypeName)
+	}
+	err = q.
 		Joins("JOIN teams ON teams.id = tasks.team_id").
 		Joins("LEFT JOIN memberships m ON m.team_id = tasks.team_id AND m.user_id = ?", u.ID).
-		Where("tasks.id = ?", taskID).Take(&tt).Error
+		Where("tasks.id = ?", req.TaskID).Take(&tt).Error
 	if err != nil {
 		if e := translate(op, err); !errs.Is(e, errs.NotFound) {
 			return nil, e
 		}
 		return nil, fieldErr(op, "task_id", "task.not_found")
+	}
+	if req.CardTypeID == 0 {
+		if tt.NamedTypeID != nil {
+			req.CardTypeID = *tt.NamedTypeID
+		} else if id, err := strconv.ParseInt(req.CardTypeName, 10, 64); err == nil && id > 0 {
+			req.CardTypeID = id
+		} else {
+			return nil, fieldErr(op, "card_type", "cardtype.not_found")
+		}
 	}
 	role := ""
 	if tt.TeamRole != nil {
@@ -387,6 +423,9 @@ func (s *Store) planBooking(ctx context.Context, tx *gorm.DB, op string, req Boo
 		err = tx.First(&p.cardType, req.CardTypeID).Error
 	}
 	if err != nil {
+		if !errs.Is(translate(op, err), errs.NotFound) {
+			return nil, err // the database failed; the type may well exist
+		}
 		return nil, fieldErr(op, "card_type", "cardtype.not_found")
 	}
 	w := schedule.Interval{Start: req.Start, End: req.End}
@@ -439,43 +478,65 @@ func (s *Store) planBooking(ctx context.Context, tx *gorm.DB, op string, req Boo
 // the quota, approval and data readiness, then assigns cards — all in one
 // transaction holding the card type's lock, so no card is ever assigned to
 // two overlapping bookings, whatever the number of server processes.
+// Requests for one card type that arrive together share that transaction
+// (see booking_batch.go).
 func (s *Store) CreateBooking(ctx context.Context, req BookingRequest) (*BookingResult, error) {
-	const op = "store.CreateBooking"
-	if err := s.checkBookingRequest(op, &req); err != nil {
+	if err := s.checkBookingRequest(createBookingOp, &req); err != nil {
 		return nil, err
 	}
-	party, err := s.readBookingParty(ctx, s.read(ctx), op, req.TaskID)
+	party, err := s.readBookingParty(ctx, s.read(ctx), createBookingOp, &req)
 	if err != nil {
 		return nil, err
 	}
-	var res BookingResult
-	err = s.tx(ctx, op, func(tx *gorm.DB) error {
-		p, err := s.planBooking(ctx, tx, op, req, party, true)
-		if err != nil {
-			return err
-		}
-		b := p.booking
-		if b.State == BookingPending {
-			if err := s.saveBooking(tx, nil, b); err != nil {
-				return err
-			}
-		} else if err := s.commitPlacement(ctx, tx, nil, b, &res); err != nil {
-			return err
-		}
-		res.Booking, res.Preempted = b, p.preempted
-		res.View = &BookingView{Booking: *b, TaskName: p.task.Name, TeamName: party.teamName, Username: party.user.Username,
-			CardTypeName: p.cardType.Name, Cards: res.Cards, CostFen: schedule.CostFen(b.BookedCardSeconds(), b.PriceFen)}
-		if b.QuotaOverrideBy != nil {
-			if err := s.audit(ctx, tx, "quota_override", "booking", b.ID, quotaSummary(p.verdict), nil, b); err != nil {
-				return err
-			}
-		}
-		return s.audit(ctx, tx, "create", "booking", b.ID, fmt.Sprintf("%s ×%d %s", p.cardType.Name, b.CardCount, b.State), nil, b)
-	})
+	j := &bookingJob{ctx: ctx, req: req, party: party, turn: make(chan bool, 1)}
+	s.batches.submit(s, j)
+	return j.res, j.err
+}
+
+const createBookingOp = "store.CreateBooking"
+
+// writeBooking plans one checked request in tx, which holds or takes the
+// card type's lock, and writes it. refused is the request's own refusal (no
+// capacity, over quota, not your team): nothing of it was written and the
+// transaction may go on. err is a failure of the transaction itself, which
+// must roll back.
+func (s *Store) writeBooking(ctx context.Context, tx *gorm.DB, req BookingRequest, party *bookingParty) (res *BookingResult, refused, err error) {
+	const op = createBookingOp
+	p, err := s.planBooking(ctx, tx, op, req, party, true)
 	if err != nil {
-		return nil, err
+		if isRefusal(err) {
+			return nil, err, nil
+		}
+		return nil, nil, err
 	}
-	return &res, nil
+	res = &BookingResult{}
+	b := p.booking
+	if b.State == BookingPending {
+		if err := s.saveBooking(tx, nil, b); err != nil {
+			return nil, nil, err
+		}
+	} else if err := s.commitPlacement(ctx, tx, nil, b, res); err != nil {
+		return nil, nil, err
+	}
+	res.Booking, res.Preempted = b, p.preempted
+	res.View = &BookingView{Booking: *b, TaskName: p.task.Name, TeamName: party.teamName, Username: party.user.Username,
+		CardTypeName: p.cardType.Name, Cards: res.Cards, CostFen: schedule.CostFen(b.BookedCardSeconds(), b.PriceFen)}
+	if b.QuotaOverrideBy != nil {
+		if err := s.audit(ctx, tx, "quota_override", "booking", b.ID, quotaSummary(p.verdict), nil, b); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := s.audit(ctx, tx, "create", "booking", b.ID, fmt.Sprintf("%s ×%d %s", p.cardType.Name, b.CardCount, b.State), nil, b); err != nil {
+		return nil, nil, err
+	}
+	return res, nil, nil
+}
+
+// isRefusal tells a booking rule's answer (built by the store, wrapping no
+// database error) from a failure of the database.
+func isRefusal(err error) bool {
+	e, ok := errs.As(err)
+	return ok && e.Err == nil && e.Code != errs.Internal && e.Code != errs.Unavailable
 }
 
 // pendingPlacement carries a computed placement from place to commit.

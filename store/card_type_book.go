@@ -55,6 +55,9 @@ type txNotes struct {
 	// (MySQL), released when it ends.
 	held      []*sync.Mutex
 	heldTypes map[int64]bool
+	// deferred, when set, collects writes nothing in the transaction reads
+	// back from the database while the book is current (booking_batch.go).
+	deferred *deferredRows
 }
 
 // holds tells whether the transaction already holds the type's mutex (a
@@ -67,6 +70,17 @@ type typeNote struct {
 	quotaUse map[int64]int64 // quota id → card-seconds it added to the total
 	dirty    bool            // it changed something the book cannot replay
 	book     *typeBook       // the book it found current, if any
+	cardType *CardType       // the type's row as the lock found it
+}
+
+// lockedNote is the type's note when tx holds the type's lock already.
+func lockedNote(tx *gorm.DB, typeID int64) *typeNote {
+	if n := notesOf(tx); n != nil {
+		if tn := n.types[typeID]; tn != nil && tn.gen != 0 {
+			return tn
+		}
+	}
+	return nil
 }
 
 type txNotesKey struct{}
@@ -166,8 +180,18 @@ func (k *bookKeep) applyNotes(n *txNotes) {
 }
 
 // currentBook returns the type's book for a transaction holding the lock at
-// generation gen, reading it when the kept one is not current.
+// generation gen, reading it when the kept one is not current. When it
+// returns none, the caller reads the database: the writes the transaction
+// deferred are made first.
 func (s *Store) currentBook(tx *gorm.DB, typeID int64) (*typeBook, error) {
+	b, err := s.keptBook(tx, typeID)
+	if err == nil && b == nil {
+		err = flushDeferred(tx)
+	}
+	return b, err
+}
+
+func (s *Store) keptBook(tx *gorm.DB, typeID int64) (*typeBook, error) {
 	n := notesOf(tx)
 	if n == nil {
 		return nil, nil

@@ -108,3 +108,31 @@ func (s *Store) BookDrift(ctx context.Context, typeID int64, w schedule.Interval
 	slices.Sort(scan)
 	return book, scan, err
 }
+
+// CreateBookingsTogether places the requests as one batch, in one
+// transaction, as concurrent CreateBooking calls of one card type would be;
+// between runs after every request was checked and its party read.
+func (s *Store) CreateBookingsTogether(ctxs []context.Context, reqs []BookingRequest, between func()) ([]*BookingResult, []error) {
+	res, errs := make([]*BookingResult, len(reqs)), make([]error, len(reqs))
+	var batch []*bookingJob
+	var index []int
+	for i, req := range reqs {
+		if errs[i] = s.checkBookingRequest(createBookingOp, &req); errs[i] != nil {
+			continue
+		}
+		party, err := s.readBookingParty(ctxs[i], s.read(ctxs[i]), createBookingOp, &req)
+		if errs[i] = err; err != nil {
+			continue
+		}
+		batch = append(batch, &bookingJob{ctx: ctxs[i], req: req, party: party, turn: make(chan bool, len(reqs))})
+		index = append(index, i)
+	}
+	if between != nil {
+		between()
+	}
+	s.runBookingBatch(batch)
+	for k, j := range batch {
+		res[index[k]], errs[index[k]] = j.res, j.err
+	}
+	return res, errs
+}

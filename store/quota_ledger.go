@@ -46,7 +46,9 @@ func drawnCardSeconds(b *Booking, w schedule.Interval) int64 {
 // by the change from before (nil for a new booking). Every write of a
 // booking row must come through here, or the totals drift.
 func (s *Store) saveBooking(tx *gorm.DB, before, b *Booking) error {
-	if b.ID == 0 {
+	if w := deferredWrites(tx); b.ID == 0 && w != nil && w.bookingsToo {
+		w.deferBooking(b)
+	} else if b.ID == 0 {
 		if err := tx.Create(b).Error; err != nil {
 			return err
 		}
@@ -98,6 +100,13 @@ func addQuotaUse(tx *gorm.DB, typeID, quotaID, delta int64) error {
 		return nil
 	}
 	noteQuotaUse(tx, typeID, quotaID, delta)
+	if w := deferredWrites(tx); w != nil {
+		if w.quotaUse == nil {
+			w.quotaUse = map[int64]int64{}
+		}
+		w.quotaUse[quotaID] += delta
+		return nil
+	}
 	return tx.Exec("UPDATE quotas SET used_card_seconds = used_card_seconds + ? WHERE id = ?", delta, quotaID).Error
 }
 

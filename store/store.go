@@ -39,9 +39,21 @@ type Store struct {
 	policy  BookingPolicy
 	writeMu sync.Mutex
 	books   bookKeep // the card types' placement books (card_type_book.go)
+	// batches queues booking requests per card type (booking_batch.go).
+	batches bookingBatches
+	// consecutiveIDs: a multi-row insert's ids are consecutive, so a batch
+	// may insert its bookings in one statement.
+	consecutiveIDs bool
+	log            *slog.Logger
+	// stop ends the background work (the SQLite checkpointer) on Close.
+	stop       chan struct{}
+	stopOnce   sync.Once
+	background sync.WaitGroup
 	// tokenUse remembers when this process last recorded each API token's
 	// use (token id → time), so concurrent requests record it once.
 	tokenUse sync.Map
+	// tokenCache remembers recent token lookups (token_cache.go).
+	tokenCache tokenCache
 }
 
 // Options says which database to open.
@@ -107,18 +119,41 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		sqlDB.SetMaxIdleConns(4)
 	} else {
 		sqlDB.SetMaxOpenConns(32)
-		sqlDB.SetMaxIdleConns(16)
+		// As many idle as open: under load a pool that closes what it just
+		// used reconnects for the next request (a handshake on both sides).
+		sqlDB.SetMaxIdleConns(32)
 		// Tianyi RDS closes idle connections; recycle ours before it does.
 		sqlDB.SetConnMaxLifetime(5 * time.Minute)
 		sqlDB.SetConnMaxIdleTime(time.Minute)
 	}
-	s := &Store{db: db, sqlDB: sqlDB, dialect: o.Dialect, now: clock, policy: DefaultBookingPolicy(),
+	s := &Store{db: db, sqlDB: sqlDB, dialect: o.Dialect, now: clock, policy: DefaultBookingPolicy(), log: o.Logger,
 		books: bookKeep{books: map[int64]*typeBook{}}}
 	if err := s.Ping(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
 	}
+	if o.Dialect == SQLite {
+		s.stop = make(chan struct{})
+		s.background.Add(1)
+		go s.checkpointWAL()
+	}
+	// SQLite numbers the rows of one insert one after another: it has one
+	// writer at a time.
+	s.consecutiveIDs = o.Dialect == SQLite || consecutiveInsertIDs(ctx, sqlDB)
 	return s, nil
+}
+
+// consecutiveInsertIDs tells whether one INSERT of several rows gets
+// consecutive AUTO_INCREMENT ids, as gorm assumes when it fills the ids of
+// a multi-row insert: InnoDB's "consecutive" lock mode (MariaDB's default)
+// or older, with a step of 1. MySQL 8's default "interleaved" mode does not
+// promise it, and a server that does not say is not trusted either.
+func consecutiveInsertIDs(ctx context.Context, db *sql.DB) bool {
+	var mode, step int
+	if err := db.QueryRowContext(ctx, "SELECT @@innodb_autoinc_lock_mode, @@auto_increment_increment").Scan(&mode, &step); err != nil {
+		return false
+	}
+	return mode < 2 && step == 1
 }
 
 func sqliteDSN(path string) string {
@@ -127,6 +162,10 @@ func sqliteDSN(path string) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// The store checkpoints the WAL in the background (checkpointWAL):
+	// SQLite's automatic checkpoint runs inside the commit that crosses
+	// 1,000 pages, with an fsync, while every other writer waits.
+	q.Add("_pragma", "wal_autocheckpoint(0)")
 	// Immediate transactions take the write lock at BEGIN, so two writers
 	// queue on busy_timeout instead of failing halfway with SQLITE_BUSY.
 	q.Set("_txlock", "immediate")
@@ -171,7 +210,41 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Close releases the pool.
-func (s *Store) Close() error { return s.sqlDB.Close() }
+func (s *Store) Close() error {
+	s.stopOnce.Do(func() {
+		if s.stop != nil {
+			close(s.stop)
+			s.background.Wait()
+		}
+	})
+	return s.sqlDB.Close()
+}
+
+// checkpointEvery is how often the SQLite WAL is copied back into the
+// database file.
+const checkpointEvery = time.Second
+
+// checkpointWAL copies the WAL into the database file now and then, beside
+// the writers rather than in one of their commits. A passive checkpoint
+// takes no lock that a writer waits for; the WAL starts over from the top
+// once a checkpoint has caught up with it.
+func (s *Store) checkpointWAL() {
+	defer s.background.Done()
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			if _, err := s.sqlDB.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil && s.log != nil {
+				s.log.Warn("sqlite WAL checkpoint", "err", err)
+			}
+			cancel()
+		}
+	}
+}
 
 // Now is the store's clock, UTC.
 func (s *Store) Now() time.Time { return s.now() }
@@ -193,6 +266,7 @@ func (s *Store) tx(ctx context.Context, op string, fn func(tx *gorm.DB) error) e
 		defer s.writeMu.Unlock()
 	}
 	ctx, notes := withNotes(ctx)
+	defer notes.releaseHeld() // on a panic too; a second call does nothing
 	err := s.db.WithContext(ctx).Transaction(fn, opts...)
 	notes.releaseHeld()
 	if err != nil {

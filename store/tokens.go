@@ -66,21 +66,15 @@ func (s *Store) CreateAPIToken(ctx context.Context, userID int64, name, kind str
 // FindTokenUser resolves a bearer secret to its token and user.
 func (s *Store) FindTokenUser(ctx context.Context, secret string) (*APIToken, *User, error) {
 	const op = "store.FindTokenUser"
-	var t APIToken
-	// Only user tokens act as a user: agent and board tokens (telemetry) are
-	// narrower and are checked by the routes that accept them.
-	if err := s.read(ctx).Where("token_hash = ? AND kind = ? AND revoked_at IS NULL", HashSecret(secret), TokenUser).First(&t).Error; err != nil {
-		if e := translate(op, err); !errs.Is(e, errs.NotFound) {
-			return nil, nil, e
+	hash := HashSecret(secret)
+	t, u, ok := s.tokenCache.get(hash)
+	if !ok {
+		gen := s.tokenCache.generation()
+		var err error
+		if t, u, err = s.readTokenUser(ctx, hash); err != nil {
+			return nil, nil, err
 		}
-		return nil, nil, errs.E(errs.Unauthorized, op, "auth.token_invalid")
-	}
-	u, err := s.FindUserByID(ctx, t.UserID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if u.Disabled {
-		return nil, nil, errs.E(errs.Unauthorized, op, "auth.disabled")
+		s.tokenCache.put(hash, t, u, gen)
 	}
 	// Last use is a hint for admins; losing it on a busy database is fine,
 	// and writing it at most once a minute keeps reads from becoming writes.
@@ -88,14 +82,46 @@ func (s *Store) FindTokenUser(ctx context.Context, secret string) (*APIToken, *U
 	// of a busy client's requests tried at once, they queued for SQLite's
 	// write lock behind the bookings.
 	now := s.now()
+	recent := func(last any, seen bool) bool { return seen && now.Sub(last.(time.Time)) <= time.Minute }
 	if t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) > time.Minute {
-		if last, seen := s.tokenUse.Swap(t.ID, now); !seen || now.Sub(last.(time.Time)) > time.Minute {
+		// A remembered token shows an older last use than this process may
+		// have recorded lately: check that first, and claim the write.
+		if !recent(s.tokenUse.Load(t.ID)) && !recent(s.tokenUse.Swap(t.ID, now)) {
 			_ = s.tx(ctx, op, func(tx *gorm.DB) error {
 				return tx.Model(&APIToken{}).Where("id = ?", t.ID).Update("last_used_at", now).Error
 			})
 		}
 	}
-	return &t, u, nil
+	return t, u, nil
+}
+
+// readTokenUser reads a live user token and its enabled user.
+func (s *Store) readTokenUser(ctx context.Context, hash string) (*APIToken, *User, error) {
+	const op = "store.FindTokenUser"
+	// The token and its user in one query: every API request asks.
+	var row struct {
+		APIToken `gorm:"embedded"`
+		User     User `gorm:"embedded;embeddedPrefix:u_"`
+	}
+	// Only user tokens act as a user: agent and board tokens (telemetry) are
+	// narrower and are checked by the routes that accept them.
+	err := s.read(ctx).Table("api_tokens t").
+		Select("t.*, u.id AS u_id, u.username AS u_username, u.display_name AS u_display_name, u.email AS u_email, "+
+			"u.password_hash AS u_password_hash, u.role AS u_role, u.disabled AS u_disabled, "+
+			"u.password_changed_at AS u_password_changed_at, u.created_at AS u_created_at, u.updated_at AS u_updated_at").
+		Joins("JOIN users u ON u.id = t.user_id").
+		Where("t.token_hash = ? AND t.kind = ? AND t.revoked_at IS NULL", hash, TokenUser).
+		Take(&row).Error
+	if err != nil {
+		if e := translate(op, err); !errs.Is(e, errs.NotFound) {
+			return nil, nil, e
+		}
+		return nil, nil, errs.E(errs.Unauthorized, op, "auth.token_invalid")
+	}
+	if row.User.Disabled {
+		return nil, nil, errs.E(errs.Unauthorized, op, "auth.disabled")
+	}
+	return &row.APIToken, &row.User, nil
 }
 
 // FindAPITokens lists a user's tokens (all users' when userID is 0).
@@ -114,6 +140,9 @@ func (s *Store) FindAPITokens(ctx context.Context, userID int64) ([]APIToken, er
 // RevokeAPIToken disables a token; userID 0 lets an admin revoke anyone's.
 func (s *Store) RevokeAPIToken(ctx context.Context, id, userID int64) error {
 	const op = "store.RevokeAPIToken"
+	// After the commit: a lookup racing the change must not keep the old
+	// answer (see token_cache.go).
+	defer s.tokenCache.forget()
 	return s.tx(ctx, op, func(tx *gorm.DB) error {
 		var t APIToken
 		q := tx.Where("id = ?", id)

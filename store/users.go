@@ -231,6 +231,8 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 		hash = h
 	}
 	var u User
+	// After the commit, API tokens look their user up again (token_cache.go).
+	defer s.tokenCache.forget()
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
 		if err := tx.First(&u, id).Error; err != nil {
 			return withKey(translate(op, err), "user.not_found")

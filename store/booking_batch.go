@@ -1,0 +1,321 @@
+package store
+
+import (
+	"context"
+	"runtime/debug"
+	"slices"
+	"sync"
+
+	"gorm.io/gorm"
+
+	"cardhour/errs"
+)
+
+// Group commit. Every booking of a card type takes the type's lock, so
+// under load the requests of one type form a queue and each paid for a
+// whole transaction of its own: begin, the lock, the commit (a WAL write on
+// SQLite, a log flush on MySQL), with the next request waiting through all
+// of it. Instead, the requests that queue while a transaction runs go
+// together in the next one: one lock and one commit for all of them, each
+// still placed against what the ones before it took, since they see the
+// transaction's own rows and notes. A refused request (no capacity, over
+// quota) writes nothing and the others go on; if the transaction itself
+// fails, each request is tried again alone, so one bad request never fails
+// its neighbours.
+//
+// No goroutine is kept: the first request to find its type idle leads,
+// runs the waiting requests as one batch, and hands the lead to the
+// oldest request still waiting.
+
+// maxBatch bounds one transaction, so that the row lock and SQLite's write
+// lock are never held long for other writers.
+const maxBatch = 32
+
+type bookingJob struct {
+	ctx   context.Context
+	req   BookingRequest
+	party *bookingParty
+	res   *BookingResult
+	err   error
+	// turn says false when the job is done, true when it is to lead.
+	turn chan bool
+}
+
+// bookingBatches holds one queue per card type.
+type bookingBatches struct {
+	mu     sync.Mutex
+	byType map[int64]*bookingQueue
+}
+
+type bookingQueue struct {
+	mu      sync.Mutex
+	waiting []*bookingJob
+	leading bool // a job is running a batch of this type
+}
+
+func (bb *bookingBatches) queue(typeID int64) *bookingQueue {
+	bb.mu.Lock()
+	defer bb.mu.Unlock()
+	if bb.byType == nil {
+		bb.byType = map[int64]*bookingQueue{}
+	}
+	q := bb.byType[typeID]
+	if q == nil {
+		q = &bookingQueue{}
+		bb.byType[typeID] = q
+	}
+	return q
+}
+
+// submit returns when j has its result.
+func (bb *bookingBatches) submit(s *Store, j *bookingJob) {
+	q := bb.queue(j.req.CardTypeID)
+	q.mu.Lock()
+	q.waiting = append(q.waiting, j)
+	if q.leading {
+		q.mu.Unlock()
+		if lead := <-j.turn; !lead {
+			return
+		}
+		// Handed the lead: j is the oldest waiting job.
+	} else {
+		q.leading = true
+		q.mu.Unlock()
+	}
+	q.mu.Lock()
+	n := min(len(q.waiting), maxBatch)
+	batch := append([]*bookingJob(nil), q.waiting[:n]...)
+	q.waiting = append(q.waiting[:0], q.waiting[n:]...)
+	q.mu.Unlock()
+
+	// Hand the lead on even if the batch panics: the requests waiting
+	// behind it would otherwise wait for ever.
+	defer func() {
+		q.mu.Lock()
+		var next *bookingJob
+		if len(q.waiting) > 0 {
+			next = q.waiting[0]
+		} else {
+			q.leading = false
+		}
+		q.mu.Unlock()
+		if next != nil {
+			next.turn <- true
+		}
+	}()
+	s.runBookingBatch(batch)
+}
+
+// runBookingBatch writes the jobs in one transaction and gives each its
+// result.
+func (s *Store) runBookingBatch(batch []*bookingJob) {
+	defer func() {
+		// A panic is a bug: every request of the batch gets an internal
+		// error with the stack for the log, instead of one of them taking
+		// the process's recovery and the others no answer.
+		if p := recover(); p != nil {
+			for _, j := range batch {
+				j.res, j.err = nil, errs.Internalf(createBookingOp, "panic in a booking batch: %v\n%s", p, debug.Stack())
+			}
+		}
+		for _, j := range batch {
+			j.turn <- false
+		}
+	}()
+	live := batch[:0:0]
+	for _, j := range batch {
+		if err := j.ctx.Err(); err != nil {
+			j.err = translate(createBookingOp, err) // its client left while it waited
+			continue
+		}
+		live = append(live, j)
+	}
+	if len(live) == 0 {
+		return
+	}
+	// The transaction belongs to no single client: one leaving must not
+	// cancel the others' bookings.
+	err := s.tx(context.WithoutCancel(live[0].ctx), createBookingOp, func(tx *gorm.DB) error {
+		notesOf(tx).deferred = &deferredRows{bookingsToo: s.consecutiveIDs}
+		for _, j := range live {
+			res, refused, err := s.writeBookingAs(tx, j)
+			if err != nil {
+				return err
+			}
+			j.res, j.err = res, refused
+		}
+		if err := flushDeferred(tx); err != nil {
+			return err
+		}
+		for _, j := range live {
+			j.settle(deferredWrites(tx))
+		}
+		return nil
+	})
+	if err == nil {
+		return
+	}
+	if len(live) == 1 {
+		live[0].res, live[0].err = nil, err
+		return
+	}
+	for _, j := range live {
+		j.res, j.err = nil, nil
+		err := s.tx(j.ctx, createBookingOp, func(tx *gorm.DB) error {
+			notesOf(tx).deferred = &deferredRows{bookingsToo: s.consecutiveIDs}
+			res, refused, err := s.writeBookingAs(tx, j)
+			j.res, j.err = res, refused
+			if err == nil {
+				err = flushDeferred(tx)
+			}
+			j.settle(deferredWrites(tx))
+			return err
+		})
+		if err != nil {
+			j.res, j.err = nil, err
+		}
+	}
+}
+
+// writeBookingAs runs writeBooking in tx on behalf of j's client: its actor
+// and request for the audit log, the transaction's notes for the books.
+func (s *Store) writeBookingAs(tx *gorm.DB, j *bookingJob) (*BookingResult, error, error) {
+	ctx := context.WithValue(context.WithoutCancel(j.ctx), txNotesKey{}, notesOf(tx))
+	return s.writeBooking(ctx, tx.WithContext(ctx), j.req, j.party)
+}
+
+// settle gives j's result the ids its deferred inserts received.
+func (j *bookingJob) settle(w *deferredRows) {
+	if j.res == nil || j.res.Booking == nil {
+		return
+	}
+	for i, id := range j.res.Preempted {
+		j.res.Preempted[i] = w.realID(id)
+	}
+	if j.res.View != nil {
+		j.res.View.Booking = *j.res.Booking
+	}
+}
+
+// deferredRows are a batch's writes made together at its end (or before
+// the transaction reads the database instead of the book): the held cards
+// and audit entries in one insert each, one update per quota total and, on
+// MySQL when ids are consecutive, the bookings in one insert. On MySQL each
+// statement is a round trip made while the type's lock is held.
+//
+// A deferred booking has a temporary negative id until it is written; the
+// rows that point at it (its held cards, the book's notes, its audit entry)
+// are given the real one then.
+type deferredRows struct {
+	bookingsToo bool
+	bookings    []*Booking
+	cards       []bookingCard
+	audits      []deferredAudit
+	quotaUse    map[int64]int64 // quota id → card-seconds to add
+	nextTemp    int64
+	real        map[int64]int64 // temporary id → id
+}
+
+type deferredAudit struct {
+	entry AuditEntry
+	after any // marshalled when written, for a deferred booking
+}
+
+func (w *deferredRows) deferBooking(b *Booking) {
+	w.nextTemp--
+	b.ID = w.nextTemp
+	w.bookings = append(w.bookings, b)
+}
+
+// realID is the id a temporary one became; other ids are themselves.
+func (w *deferredRows) realID(id int64) int64 {
+	if w != nil && id < 0 {
+		if r, ok := w.real[id]; ok {
+			return r
+		}
+	}
+	return id
+}
+
+// deferredWrites is where tx defers its writes, nil when it writes at once.
+func deferredWrites(tx *gorm.DB) *deferredRows {
+	if n := notesOf(tx); n != nil {
+		return n.deferred
+	}
+	return nil
+}
+
+// flushDeferred makes the writes tx deferred.
+func flushDeferred(tx *gorm.DB) error {
+	w := deferredWrites(tx)
+	if w == nil {
+		return nil
+	}
+	if len(w.bookings) > 0 {
+		temps := make([]int64, len(w.bookings))
+		for i, b := range w.bookings {
+			temps[i], b.ID = b.ID, 0
+		}
+		if err := tx.Create(&w.bookings).Error; err != nil {
+			return err
+		}
+		// The ids are consecutive, in the order of the rows (see
+		// consecutiveIDs); SQLite's RETURNING does not promise that order.
+		first := w.bookings[0].ID
+		for _, b := range w.bookings {
+			first = min(first, b.ID)
+		}
+		for i, b := range w.bookings {
+			b.ID = first + int64(i)
+		}
+		if w.real == nil {
+			w.real = map[int64]int64{}
+		}
+		for i, b := range w.bookings {
+			w.real[temps[i]] = b.ID
+		}
+		w.bookings = nil
+		for i := range w.cards {
+			w.cards[i].BookingID = w.realID(w.cards[i].BookingID)
+		}
+		for _, tn := range notesOf(tx).types {
+			for i := range tn.inserted {
+				tn.inserted[i].BookingID = w.realID(tn.inserted[i].BookingID)
+			}
+		}
+	}
+	if len(w.cards) > 0 {
+		if err := tx.Create(&w.cards).Error; err != nil {
+			return err
+		}
+		w.cards = nil
+	}
+	if len(w.audits) > 0 {
+		entries := make([]AuditEntry, len(w.audits))
+		for i, a := range w.audits {
+			entries[i] = a.entry
+			if a.after != nil {
+				entries[i].EntityID = w.realID(a.entry.EntityID)
+				entries[i].AfterJSON = jsonOrNil(a.after)
+			}
+		}
+		if err := tx.Create(&entries).Error; err != nil {
+			return err
+		}
+		w.audits = nil
+	}
+	ids := make([]int64, 0, len(w.quotaUse))
+	for id := range w.quotaUse {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // one order of row locks for every transaction
+	for _, id := range ids {
+		if d := w.quotaUse[id]; d != 0 {
+			if err := tx.Exec("UPDATE quotas SET used_card_seconds = used_card_seconds + ? WHERE id = ?", d, id).Error; err != nil {
+				return err
+			}
+		}
+		delete(w.quotaUse, id)
+	}
+	return nil
+}
