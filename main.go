@@ -133,6 +133,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer st.Close()
 	policy := store.DefaultBookingPolicy()
 	policy.Horizon, policy.CoreReserveShare = cfg.Horizon, cfg.CoreReserve
+	policy.NoShowAfter = cfg.NoShowAfter
 	st.SetBookingPolicy(policy)
 
 	password := cfg.AdminPassword

@@ -41,6 +41,7 @@ type Config struct {
 	DCGMInterval time.Duration        // between scrapes
 	Thresholds   telemetry.Thresholds // state and alert thresholds
 	AutoRelease  time.Duration        // release bookings idle this long; 0 = off
+	NoShowAfter  time.Duration        // end untouched bookings as no-shows after this long; 0 = off
 	KeepMinutes  time.Duration        // retention of the minute rollups
 	KeepHours    time.Duration        // retention of the hour rollups
 
@@ -78,6 +79,7 @@ var Options = []Option{
 	{"offline-seconds", "CARDHOUR_OFFLINE_SECONDS", "30", "seconds without a sample after which a card shows as offline"},
 	{"vram-alert-pct", "CARDHOUR_VRAM_ALERT_PCT", "95", "VRAM share (%) that raises an alert to the booking's owner and team manager"},
 	{"auto-release-minutes", "CARDHOUR_AUTO_RELEASE_MINUTES", "0", "release a booking whose cards have all been idle this many minutes, after a warning; 0 = off"},
+	{"no-show-minutes", "CARDHOUR_NO_SHOW_MINUTES", "30", "end a booking as a no-show, its cards back to the pool, when nothing ran on them (no load, no VRAM taken) this many minutes from its start; 0 = off"},
 	{"rollup-minutes-days", "CARDHOUR_ROLLUP_MINUTES_DAYS", "14", "days the per-card minute rollups are kept"},
 	{"rollup-hours-days", "CARDHOUR_ROLLUP_HOURS_DAYS", "400", "days the per-card hour rollups (the heatmap) are kept"},
 	{"objects", "CARDHOUR_OBJECTS", "", "where task file versions are kept: empty = the directory objects/ in the data dir; a directory; or s3://bucket/prefix?endpoint=https://…&region=…&path_style=true"},
@@ -286,6 +288,14 @@ func (c *Config) loadTelemetry(get func(string) string) error {
 		return fmt.Errorf("CARDHOUR_AUTO_RELEASE_MINUTES %d: want 0 (off) or at least CARDHOUR_HELD_IDLE_MINUTES (%d)", auto, minutes)
 	}
 	c.AutoRelease = time.Duration(auto) * time.Minute
+	noShow, err := whole("no-show-minutes", "CARDHOUR_NO_SHOW_MINUTES", 0, 1440)
+	if err != nil {
+		return err
+	}
+	if noShow != 0 && noShow < 5 {
+		return fmt.Errorf("CARDHOUR_NO_SHOW_MINUTES %d: want 0 (off) or 5 to 1440 minutes", noShow)
+	}
+	c.NoShowAfter = time.Duration(noShow) * time.Minute
 	days, err := whole("rollup-minutes-days", "CARDHOUR_ROLLUP_MINUTES_DAYS", 1, 3650)
 	if err != nil {
 		return err

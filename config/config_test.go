@@ -57,17 +57,18 @@ func TestFlagsWinOverEnvironment(t *testing.T) {
 
 func TestInvalidSettingsNameTheOption(t *testing.T) {
 	cases := map[string]map[string]string{
-		"CARDHOUR_ADDR":         {"CARDHOUR_ADDR": "nope"},
-		"CARDHOUR_LANG":         {"CARDHOUR_LANG": "fr"},
-		"CARDHOUR_TZ":           {"CARDHOUR_TZ": "Mars/Olympus"},
-		"CARDHOUR_DEMO":         {"CARDHOUR_DEMO": "maybe"},
-		"CARDHOUR_DB":           {"CARDHOUR_DB": "postgres://x"},
-		"CARDHOUR_BASE_URL":     {"CARDHOUR_BASE_URL": "ftp://x"},
-		"CARDHOUR_LOG_LEVEL":    {"CARDHOUR_LOG_LEVEL": "loud"},
-		"CARDHOUR_LOG_FORMAT":   {"CARDHOUR_LOG_FORMAT": "xml"},
-		"CARDHOUR_HORIZON_DAYS": {"CARDHOUR_HORIZON_DAYS": "0"},
-		"CARDHOUR_HEADROOM":     {"CARDHOUR_HEADROOM": "0.9"},
-		"CARDHOUR_CORE_RESERVE": {"CARDHOUR_CORE_RESERVE": "x"},
+		"CARDHOUR_ADDR":            {"CARDHOUR_ADDR": "nope"},
+		"CARDHOUR_LANG":            {"CARDHOUR_LANG": "fr"},
+		"CARDHOUR_TZ":              {"CARDHOUR_TZ": "Mars/Olympus"},
+		"CARDHOUR_DEMO":            {"CARDHOUR_DEMO": "maybe"},
+		"CARDHOUR_DB":              {"CARDHOUR_DB": "postgres://x"},
+		"CARDHOUR_BASE_URL":        {"CARDHOUR_BASE_URL": "ftp://x"},
+		"CARDHOUR_LOG_LEVEL":       {"CARDHOUR_LOG_LEVEL": "loud"},
+		"CARDHOUR_LOG_FORMAT":      {"CARDHOUR_LOG_FORMAT": "xml"},
+		"CARDHOUR_HORIZON_DAYS":    {"CARDHOUR_HORIZON_DAYS": "0"},
+		"CARDHOUR_HEADROOM":        {"CARDHOUR_HEADROOM": "0.9"},
+		"CARDHOUR_CORE_RESERVE":    {"CARDHOUR_CORE_RESERVE": "x"},
+		"CARDHOUR_NO_SHOW_MINUTES": {"CARDHOUR_NO_SHOW_MINUTES": "3"},
 	}
 	for option, e := range cases {
 		_, err := config.Load("serve", nil, env(e), io.Discard)

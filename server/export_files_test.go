@@ -11,7 +11,7 @@ import (
 // Hooks for the external tests of task files.
 
 // SyncPlansNow runs the plan sync the ticker would run next.
-func (s *Server) SyncPlansNow(ctx context.Context) error { return s.files.syncPlans(ctx) }
+func (s *Server) SyncPlansNow(ctx context.Context) error { return s.files.syncPlans(ctx, false) }
 
 // SetOrphanGrace changes how old an object without a row must be before
 // reconciliation removes it.

@@ -25,11 +25,17 @@ import (
 // planBatch bounds how many tasks one query reads.
 const planBatch = 100
 
+// planEvery paces the ticker's syncs: a task whose plan was saved less than
+// this long ago waits for a later tick. A task booked many times a second
+// (thousands of bookings) would otherwise have its whole plan read, written
+// and stored as a new version on every tick.
+const planEvery = time.Minute
+
 // syncPlans brings the plans of changed tasks up to date. The first call
 // sweeps every task, later ones only those changed since the last call.
 // Tasks whose plan could not be saved (object storage away) are retried
-// on the next call.
-func (f *files) syncPlans(ctx context.Context) error {
+// on the next call; so are, when paced, those saved within planEvery.
+func (f *files) syncPlans(ctx context.Context, paced bool) error {
 	var ids []int64
 	var next int64
 	var err error
@@ -48,6 +54,17 @@ func (f *files) syncPlans(ctx context.Context) error {
 	}
 	var firstErr error
 	failed := map[int64]bool{}
+	if paced {
+		due := ids[:0:0]
+		for _, id := range ids {
+			if time.Since(f.planWritten[id]) < planEvery {
+				failed[id] = true // not failed: later
+				continue
+			}
+			due = append(due, id)
+		}
+		ids = due
+	}
 	for start := 0; start < len(ids); start += planBatch {
 		chunk := ids[start:min(start+planBatch, len(ids))]
 		err := f.syncPlanBatch(ctx, chunk, failed)
@@ -91,6 +108,12 @@ func (f *files) syncPlanBatch(ctx context.Context, ids []int64, failed map[int64
 		// The plan is the portal's own: written without a user in ctx.
 		_, err := f.save(store.WithActor(context.WithoutCancel(ctx), store.Actor{Username: "system"}), saveRequest{
 			TaskID: p.Task.ID, Path: store.PlanPath, Data: text, Source: store.FileSourcePlan})
+		if err == nil {
+			if f.planWritten == nil {
+				f.planWritten = map[int64]time.Time{}
+			}
+			f.planWritten[p.Task.ID] = time.Now()
+		}
 		if err != nil {
 			failed[p.Task.ID] = true
 			if firstErr == nil {
@@ -203,7 +226,7 @@ func (s *Server) syncPlansOnTick(ctx context.Context) {
 	go func() {
 		defer s.files.syncing.Store(false)
 		s.files.reconcileIfPending(ctx)
-		err := s.files.syncPlans(ctx)
+		err := s.files.syncPlans(ctx, true)
 		switch {
 		case err == nil, ctx.Err() != nil:
 		case errs.Is(err, errs.Unavailable):

@@ -39,6 +39,7 @@ type files struct {
 	planCursor  int64 // audit log id read up to
 	planStarted bool  // the first full sweep is done
 	planRetry   map[int64]bool
+	planWritten map[int64]time.Time // when each task's plan was last saved
 
 	// Reconciliation: pending until it has run once against the store.
 	reconciled  bool

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -317,7 +318,7 @@ func (s *Store) placeWaiting(ctx context.Context, tx *gorm.DB, ct *CardType) err
 
 // TickResult counts what a tick changed.
 type TickResult struct {
-	Activated, Completed, Expired, BackToData int
+	Activated, Completed, Expired, BackToData, NoShows int
 }
 
 // Tick moves bookings along with the clock: confirmed ones whose window
@@ -336,6 +337,15 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 		Pluck("card_type_id", &typeIDs).Error
 	if err != nil {
 		return out, translate(op, err)
+	}
+	noShows, err := s.findNoShows(ctx, now)
+	if err != nil {
+		return out, err
+	}
+	for _, b := range noShows {
+		if !slices.Contains(typeIDs, b.CardTypeID) {
+			typeIDs = append(typeIDs, b.CardTypeID)
+		}
 	}
 	for _, typeID := range typeIDs {
 		err := s.tx(ctx, op, func(tx *gorm.DB) error {
@@ -379,6 +389,11 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 						b.State = BookingActive
 						out.Activated++
 					}
+				case b.State == BookingActive && noShows[b.ID] != nil:
+					if err := s.endNoShow(tx, b, now); err != nil {
+						return err
+					}
+					out.NoShows++
 				default:
 					continue
 				}

@@ -117,11 +117,15 @@ type BookingPolicy struct {
 	MinDuration time.Duration
 	// PastSlack accepts a start this far in the past as "now" (clocks differ).
 	PastSlack time.Duration
+	// NoShowAfter ends a booking as a no-show when telemetry saw nothing
+	// run on its cards this long from its start (no_show.go); 0 = off.
+	NoShowAfter time.Duration
 }
 
 // DefaultBookingPolicy is used until SetBookingPolicy is called.
 func DefaultBookingPolicy() BookingPolicy {
-	return BookingPolicy{Horizon: 90 * 24 * time.Hour, MaxCards: 64, MinDuration: 5 * time.Minute, PastSlack: 5 * time.Minute}
+	return BookingPolicy{Horizon: 90 * 24 * time.Hour, MaxCards: 64, MinDuration: 5 * time.Minute, PastSlack: 5 * time.Minute,
+		NoShowAfter: 30 * time.Minute}
 }
 
 // SetBookingPolicy replaces the booking rules' settings; call before serving.

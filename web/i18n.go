@@ -370,6 +370,7 @@ var coreMessages = map[string][2]string{
 
 	"notify.data_wait": {"预约 #%v 已到开始时间，但任务数据未就绪，卡已让给下一个就绪的请求；数据就绪后会自动重新排入。", "Booking #%v reached its start but the task's data is not ready; its cards went to the next ready request. It is placed again once the data is ready."},
 	"notify.placed":    {"排队中的预约 #%v 已分配到卡。", "Your queued booking #%v now has cards."},
+	"notify.no_show":   {"预约 #%v 开始后 %v 分钟内卡上没有任何任务运行（未使用），卡已释放回资源池，未用的卡时退回配额（闲时不占）。", "Booking #%v: nothing ran on its cards in the first %v minutes (no-show); the cards went back to the pool and the unused card-hours to the quota."},
 	"notify.preempted": {"预约 #%v 被核心任务“%v”抢占（次要任务让位于核心任务）。", "Booking #%v was preempted by the core task “%v” (backfill gives way to core work)."},
 
 	"quota.expiry_before_start": {"到期时间须晚于生效时间。", "The expiry must be after the start of validity."},
