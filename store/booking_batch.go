@@ -29,7 +29,7 @@ import (
 
 // maxBatch bounds one transaction, so that the row lock and SQLite's write
 // lock are never held long for other writers.
-const maxBatch = 32
+const maxBatch = 64
 
 type bookingJob struct {
 	ctx   context.Context

@@ -331,9 +331,11 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 	var out TickResult
 	now := s.now()
 	var typeIDs []int64
+	// start_at <= now is implied by end_at <= now, and lets the (state,
+	// start_at) index leave out the bookings still ahead, however many.
 	err := s.read(ctx).Model(&Booking{}).Distinct("card_type_id").
-		Where("(state IN ? AND start_at <= ?) OR (state IN ? AND end_at <= ?) OR (state = ? AND wait_reason IN ?)",
-			[]string{BookingConfirmed}, now, []string{BookingConfirmed, BookingActive, BookingPending}, now, BookingPending, []string{WaitCapacity, WaitData}).
+		Where("(state IN ? AND start_at <= ?) OR (state IN ? AND start_at <= ? AND end_at <= ?) OR (state = ? AND wait_reason IN ?)",
+			[]string{BookingConfirmed}, now, []string{BookingConfirmed, BookingActive, BookingPending}, now, now, BookingPending, []string{WaitCapacity, WaitData}).
 		Pluck("card_type_id", &typeIDs).Error
 	if err != nil {
 		return out, translate(op, err)
@@ -354,8 +356,9 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 				return err
 			}
 			var due []Booking
-			if err := tx.Where("card_type_id = ? AND state IN ? AND (start_at <= ? OR end_at <= ?)", typeID,
-				[]string{BookingConfirmed, BookingActive, BookingPending}, now, now).Find(&due).Error; err != nil {
+			// Started or ended: a booking ends after it starts.
+			if err := tx.Where("card_type_id = ? AND state IN ? AND start_at <= ?", typeID,
+				[]string{BookingConfirmed, BookingActive, BookingPending}, now).Find(&due).Error; err != nil {
 				return err
 			}
 			for i := range due {
