@@ -1,8 +1,6 @@
 package store_test
 
 import (
-	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -19,26 +17,8 @@ import (
 // so), and never place on a card the first one took.
 func TestTwoProcessesKeepTheirBooksCurrent(t *testing.T) {
 	storetest.ForEachDialectName(t, func(t *testing.T, dialect string) {
-		var dsn string
-		if dialect == store.SQLite {
-			dsn = filepath.Join(t.TempDir(), "twin.db")
-		} else {
-			dsn, _ = storetest.MySQLDSN(t)
-		}
 		clock := storetest.NewClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
-		open := func() *store.Store {
-			st, err := store.Open(context.Background(), store.Options{Dialect: dialect, DSN: dsn, Now: clock.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			return st
-		}
-		one := open()
-		if err := one.Migrate(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		two := open()
+		one, two := openTwoStores(t, dialect, clock.Now)
 		const cards, slots = 3, 8
 		w := buildBookingWorld(t, one, clock, cards)
 		book := func(st *store.Store, slot int) (*store.BookingResult, error) {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -185,4 +186,29 @@ func assertNoDoubleBooking(tb testing.TB, st *store.Store) {
 	if overlaps != 0 {
 		tb.Errorf("%d overlapping card assignments in the database", overlaps)
 	}
+}
+
+// openTwoStores opens two stores on one migrated database, as two server
+// processes would; now replaces their clock when not nil.
+func openTwoStores(t *testing.T, dialect string, now func() time.Time) (one, two *store.Store) {
+	t.Helper()
+	var dsn string
+	if dialect == store.SQLite {
+		dsn = filepath.Join(t.TempDir(), "twin.db")
+	} else {
+		dsn, _ = storetest.MySQLDSN(t)
+	}
+	open := func() *store.Store {
+		st, err := store.Open(context.Background(), store.Options{Dialect: dialect, DSN: dsn, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	one = open()
+	if err := one.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return one, open()
 }

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,25 +17,7 @@ import (
 func TestTokenAnswersFollowChanges(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachDialectName(t, func(t *testing.T, dialect string) {
-		var dsn string
-		if dialect == store.SQLite {
-			dsn = filepath.Join(t.TempDir(), "twin.db")
-		} else {
-			dsn, _ = storetest.MySQLDSN(t)
-		}
-		open := func() *store.Store {
-			st, err := store.Open(context.Background(), store.Options{Dialect: dialect, DSN: dsn})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			return st
-		}
-		one := open()
-		if err := one.Migrate(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		two := open()
+		one, two := openTwoStores(t, dialect, nil)
 		ctx := asActor()
 		alice := MustUser(t, one, "alice", store.RoleMember)
 		lookup := func(st *store.Store, secret string) (*store.User, error) {
