@@ -476,6 +476,12 @@ func (s *Server) renderBookingDetail(c echo.Context, status int, id int64, actio
 		if _, err := fmt.Sscanf(b.StateNote, "booking #%d", &by); err == nil {
 			d.PreemptedBy = by
 		}
+	case b.State == store.BookingNoShow:
+		d.StateNote = b.StateNote
+		var mins int
+		if _, err := fmt.Sscanf(b.StateNote, store.NoShowNote, &mins); err == nil {
+			d.StateNote = web.T(langOf(c), "bkdetail.no_show_note", mins)
+		}
 	case strings.HasPrefix(b.StateNote, "window passed while waiting"):
 		d.StateNote = web.T(langOf(c), "bkdetail.expired_note")
 	default:

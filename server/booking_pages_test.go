@@ -682,3 +682,25 @@ func TestApproveExtendCancelFromTheBookingPage(t *testing.T) {
 		t.Errorf("second cancel message %q", got)
 	}
 }
+
+// TestNoShowNoteInTheReadersLanguage: a booking ended as a no-show says
+// why on its page, in Chinese, with the grace in minutes.
+func TestNoShowNoteInTheReadersLanguage(t *testing.T) {
+	t.Parallel()
+	w := bkpSetup(t)
+	c := w.login(store.RoleMember)
+	v := url.Values{"task_id": {strconv.FormatInt(w.taskID, 10)}, "card_type": {strconv.FormatInt(w.typeID, 10)},
+		"count": {"1"}, "mode": {"now"}, "duration_hours": {"2"}}
+	bkpWant(t, c.postForm("/booking", v, true), http.StatusSeeOther, "book now")
+	b := w.bookings(t)[0]
+	// The state as the ticker leaves it (store/no_show_test.go drives it).
+	if _, err := w.e.st.DB().Exec("UPDATE bookings SET state = ?, state_note = ? WHERE id = ?",
+		store.BookingNoShow, fmt.Sprintf(store.NoShowNote, 30), b.ID); err != nil {
+		t.Fatal(err)
+	}
+	page := c.get("/bookings/" + strconv.FormatInt(b.ID, 10))
+	bkpWant(t, page, http.StatusOK, "GET the booking")
+	if got, want := bkpText(page.Doc(t), "[data-testid=booking-note]"), bkpZH("bkdetail.no_show_note", 30); got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+}

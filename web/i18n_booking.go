@@ -108,6 +108,7 @@ var bookingMessages = map[string][2]string{
 	"bkdetail.why":             {"原因", "Why"},
 	"bkdetail.preempted_by":    {"核心任务先跑，本预约让位于预约", "Core work comes first; this booking gave way to booking"},
 	"bkdetail.note":            {"说明", "Note"},
+	"bkdetail.no_show_note":    {"开始后 %v 分钟内卡上没有任何任务运行，预约按未使用结束，卡已释放，未用的卡时退回配额（闲时不占）。", "Nothing ran on its cards in the first %v minutes: the booking ended as a no-show, its cards went back to the pool and the unused card-hours to the quota."},
 	"bkdetail.expired_note":    {"等待期间时段已过，预约自动取消。", "The window passed while the booking waited; it was cancelled."},
 	"bkdetail.ended":           {"实际结束", "Ended"},
 	"bkdetail.kind":            {"类型", "Kind"},
