@@ -185,13 +185,18 @@ func (s *S3) modeOf(ctx context.Context) (string, error) {
 	return info.Versioning, err
 }
 
+// keyMode checks key and says how the bucket keeps versions.
+func (s *S3) keyMode(ctx context.Context, key string) (string, error) {
+	if err := ValidateKey(key); err != nil {
+		return "", err
+	}
+	return s.modeOf(ctx)
+}
+
 // Put writes data as a new version.
 func (s *S3) Put(ctx context.Context, key string, data []byte) (Version, error) {
 	const op = "objects.S3.Put"
-	if err := ValidateKey(key); err != nil {
-		return Version{}, err
-	}
-	mode, err := s.modeOf(ctx)
+	mode, err := s.keyMode(ctx, key)
 	if err != nil {
 		return Version{}, err
 	}
@@ -230,10 +235,7 @@ func (s *S3) Put(ctx context.Context, key string, data []byte) (Version, error) 
 // Get opens a version; "" is the latest.
 func (s *S3) Get(ctx context.Context, key, versionID string) (io.ReadCloser, Version, error) {
 	const op = "objects.S3.Get"
-	if err := ValidateKey(key); err != nil {
-		return nil, Version{}, err
-	}
-	mode, err := s.modeOf(ctx)
+	mode, err := s.keyMode(ctx, key)
 	if err != nil {
 		return nil, Version{}, err
 	}
@@ -293,10 +295,7 @@ func (b *s3Body) Read(p []byte) (int, error) {
 // ListVersions lists key's versions newest first.
 func (s *S3) ListVersions(ctx context.Context, key string) ([]Version, error) {
 	const op = "objects.S3.ListVersions"
-	if err := ValidateKey(key); err != nil {
-		return nil, err
-	}
-	mode, err := s.modeOf(ctx)
+	mode, err := s.keyMode(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -398,10 +397,7 @@ func (s *S3) listObjects(ctx context.Context, prefix, delimiter string, fn func(
 // Delete hides key behind a delete marker.
 func (s *S3) Delete(ctx context.Context, key string) (Version, error) {
 	const op = "objects.S3.Delete"
-	if err := ValidateKey(key); err != nil {
-		return Version{}, err
-	}
-	mode, err := s.modeOf(ctx)
+	mode, err := s.keyMode(ctx, key)
 	if err != nil {
 		return Version{}, err
 	}

@@ -66,20 +66,30 @@ func (s *Server) apiGetFile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	no, err := versionParam(c, "version")
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	v, err := s.store.FindFileVersion(ctx, id, p, no)
-	if err != nil {
-		return err
-	}
-	data, err := s.files.read(ctx, v)
+	v, data, err := s.fileVersionData(c, id, p)
 	if err != nil {
 		return err
 	}
 	return sendFile(c, v, data, false)
+}
+
+// fileVersionData reads the version of a task's file that ?version= names
+// (the latest when absent), and its bytes.
+func (s *Server) fileVersionData(c echo.Context, taskID int64, path string) (*store.FileVersion, []byte, error) {
+	no, err := versionParam(c, "version")
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx := c.Request().Context()
+	v, err := s.store.FindFileVersion(ctx, taskID, path, no)
+	if err != nil {
+		return nil, nil, err
+	}
+	data, err := s.files.read(ctx, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, data, nil
 }
 
 // sendFile answers with a version's bytes and its identity in headers.

@@ -233,16 +233,7 @@ func (s *Server) fileRaw(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	no, err := versionParam(c, "version")
-	if err != nil {
-		return err
-	}
-	ctx := c.Request().Context()
-	v, err := s.store.FindFileVersion(ctx, t.ID, f.Path, no)
-	if err != nil {
-		return err
-	}
-	data, err := s.files.read(ctx, v)
+	v, data, err := s.fileVersionData(c, t.ID, f.Path)
 	if err != nil {
 		return err
 	}

@@ -51,16 +51,37 @@ func (s *Server) reportsIndex(c echo.Context) error {
 	return s.render(c, http.StatusOK, web.ReportsIndexPage(s.page(c, "nav.reports", "reports")))
 }
 
-// monthlyReportPage is the monthly report.
-func (s *Server) monthlyReportPage(c echo.Context) error {
-	month, problem := s.ledgerMonth(c)
+// pageScope is a report page's scope narrowed by ?team=, that team's name,
+// and the first problem: the period's (given) or the team's.
+func (s *Server) pageScope(c echo.Context, problem string) (store.ReportScope, string, string, error) {
 	sc, err := s.reportScope(c)
 	if err != nil {
-		return err
+		return sc, "", problem, err
 	}
 	team, teamProblem := pageTeam(c, &sc)
 	if problem == "" {
 		problem = teamProblem
+	}
+	return sc, team, problem, nil
+}
+
+// reportPage is a report page's frame: its title from titleKey and the
+// period, the problem as its message unless one is already there.
+func (s *Server) reportPage(c echo.Context, nameKey, problem, titleKey, period string) web.Page {
+	p := s.page(c, nameKey, "reports")
+	p.Title = web.T(p.Lang, titleKey, period)
+	if problem != "" && p.Flash == "" {
+		p.Flash = problem
+	}
+	return p
+}
+
+// monthlyReportPage is the monthly report.
+func (s *Server) monthlyReportPage(c echo.Context) error {
+	month, problem := s.ledgerMonth(c)
+	sc, team, problem, err := s.pageScope(c, problem)
+	if err != nil {
+		return err
 	}
 	if err := s.store.CatchUpLedger(c.Request().Context(), s.cfg.TZ); err != nil {
 		return err
@@ -73,11 +94,7 @@ func (s *Server) monthlyReportPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := s.page(c, "report.monthly", "reports")
-	p.Title = web.T(p.Lang, "report.monthly_title", month)
-	if problem != "" && p.Flash == "" {
-		p.Flash = problem
-	}
+	p := s.reportPage(c, "report.monthly", problem, "report.monthly_title", month)
 	return s.render(c, http.StatusOK, web.MonthlyReportPage(p, monthlyProps(p.Lang, rep, team, opts)))
 }
 
@@ -99,13 +116,9 @@ func (s *Server) reportYear(c echo.Context) (year int, problem string) {
 // yearlyReportPage is the yearly baseline.
 func (s *Server) yearlyReportPage(c echo.Context) error {
 	year, problem := s.reportYear(c)
-	sc, err := s.reportScope(c)
+	sc, team, problem, err := s.pageScope(c, problem)
 	if err != nil {
 		return err
-	}
-	team, teamProblem := pageTeam(c, &sc)
-	if problem == "" {
-		problem = teamProblem
 	}
 	rep, err := s.store.YearlyBaseline(c.Request().Context(), s.cfg.TZ, year, sc)
 	if err != nil {
@@ -115,11 +128,7 @@ func (s *Server) yearlyReportPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := s.page(c, "report.yearly", "reports")
-	p.Title = web.T(p.Lang, "report.yearly_title", strconv.Itoa(year))
-	if problem != "" && p.Flash == "" {
-		p.Flash = problem
-	}
+	p := s.reportPage(c, "report.yearly", problem, "report.yearly_title", strconv.Itoa(year))
 	return s.render(c, http.StatusOK, web.YearlyReportPage(p, yearlyProps(p.Lang, rep, team, opts)))
 }
 

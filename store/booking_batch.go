@@ -135,23 +135,7 @@ func (s *Store) runBookingBatch(batch []*bookingJob) {
 	}
 	// The transaction belongs to no single client: one leaving must not
 	// cancel the others' bookings.
-	err := s.tx(context.WithoutCancel(live[0].ctx), createBookingOp, func(tx *gorm.DB) error {
-		notesOf(tx).deferred = &deferredRows{bookingsToo: s.consecutiveIDs}
-		for _, j := range live {
-			res, refused, err := s.writeBookingAs(tx, j)
-			if err != nil {
-				return err
-			}
-			j.res, j.err = res, refused
-		}
-		if err := flushDeferred(tx); err != nil {
-			return err
-		}
-		for _, j := range live {
-			j.settle(deferredWrites(tx))
-		}
-		return nil
-	})
+	err := s.tx(context.WithoutCancel(live[0].ctx), createBookingOp, func(tx *gorm.DB) error { return s.writeJobs(tx, live) })
 	if err == nil {
 		return
 	}
@@ -160,21 +144,31 @@ func (s *Store) runBookingBatch(batch []*bookingJob) {
 		return
 	}
 	for _, j := range live {
-		j.res, j.err = nil, nil
-		err := s.tx(j.ctx, createBookingOp, func(tx *gorm.DB) error {
-			notesOf(tx).deferred = &deferredRows{bookingsToo: s.consecutiveIDs}
-			res, refused, err := s.writeBookingAs(tx, j)
-			j.res, j.err = res, refused
-			if err == nil {
-				err = flushDeferred(tx)
-			}
-			j.settle(deferredWrites(tx))
-			return err
-		})
+		err := s.tx(j.ctx, createBookingOp, func(tx *gorm.DB) error { return s.writeJobs(tx, []*bookingJob{j}) })
 		if err != nil {
 			j.res, j.err = nil, err
 		}
 	}
+}
+
+// writeJobs writes the jobs in tx, their inserts deferred to the end, and
+// gives each its result: a refusal, or the booking with its real ids.
+func (s *Store) writeJobs(tx *gorm.DB, jobs []*bookingJob) error {
+	notesOf(tx).deferred = &deferredRows{bookingsToo: s.consecutiveIDs}
+	for _, j := range jobs {
+		res, refused, err := s.writeBookingAs(tx, j)
+		if err != nil {
+			return err
+		}
+		j.res, j.err = res, refused
+	}
+	if err := flushDeferred(tx); err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		j.settle(deferredWrites(tx))
+	}
+	return nil
 }
 
 // writeBookingAs runs writeBooking in tx on behalf of j's client: its actor

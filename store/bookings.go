@@ -382,12 +382,12 @@ func (s *Store) readBookingParty(ctx context.Context, db *gorm.DB, op string, re
 		TeamRole         *string
 		NamedTypeID      *int64
 	}
-	q := db.Table("tasks").Select("tasks.*, teams.name AS team_name, teams.requires_approval, m.role AS team_role")
+	cols, args := "tasks.*, teams.name AS team_name, teams.requires_approval, m.role AS team_role", []any(nil)
 	if req.CardTypeID == 0 {
-		q = q.Select("tasks.*, teams.name AS team_name, teams.requires_approval, m.role AS team_role, "+
-			"(SELECT id FROM card_types WHERE name = ?) AS named_type_id", req.CardTypeName)
+		cols += ", (SELECT id FROM card_types WHERE name = ?) AS named_type_id"
+		args = append(args, req.CardTypeName)
 	}
-	err = q.
+	err = db.Table("tasks").Select(cols, args...).
 		Joins("JOIN teams ON teams.id = tasks.team_id").
 		Joins("LEFT JOIN memberships m ON m.team_id = tasks.team_id AND m.user_id = ?", u.ID).
 		Where("tasks.id = ?", req.TaskID).Take(&tt).Error
