@@ -132,6 +132,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		_ = sqlDB.Close()
 		return nil, err
 	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	if o.Dialect == SQLite {
 		s.stop = make(chan struct{})
 		s.background.Add(1)
@@ -247,7 +250,7 @@ func (s *Store) checkpointWAL() {
 		case <-s.stop:
 			return
 		case <-t.C:
-			if err := s.checkpointOnce(); err != nil && s.log != nil {
+			if err := s.checkpointOnce(); err != nil {
 				s.log.Warn("sqlite WAL checkpoint", "err", err)
 			}
 		}
@@ -272,9 +275,7 @@ func (s *Store) checkpointOnce() error {
 	// load one always is: past walForceFrames a RESTART makes writers and
 	// new readers wait until it has. A pause, once per gigabyte of writes,
 	// rather than a WAL that grows until the disk is full.
-	if s.log != nil {
-		s.log.Warn("sqlite WAL past 1 GiB under steady load: restarting it, writers wait", "frames", frames)
-	}
+	s.log.Warn("sqlite WAL past 1 GiB under steady load: restarting it, writers wait", "frames", frames)
 	_, err := s.sqlDB.ExecContext(ctx, "PRAGMA wal_checkpoint(RESTART)")
 	return err
 }
