@@ -9,17 +9,14 @@ import (
 )
 
 // assets serves the embedded css, js and vendored files; nothing comes from
-// a CDN. Files are small and change only with a release, so an hour of
-// caching is safe.
+// a CDN. The catalog decides the caching: a year for content-hashed URLs
+// (what the pages link to), revalidation for anything else.
 func (s *Server) assets() echo.HandlerFunc {
-	fs := http.StripPrefix("/assets/", http.FileServer(http.FS(assets.FS)))
-	return func(c echo.Context) error {
-		c.Response().Header().Set("Cache-Control", "public, max-age=3600")
-		fs.ServeHTTP(c.Response(), c.Request())
-		return nil
-	}
+	return echo.WrapHandler(assets.Default().Handler())
 }
 
+// favicon points old browsers at the current favicon. The target changes
+// with each release, so the redirect is not permanent.
 func (s *Server) favicon(c echo.Context) error {
-	return c.Redirect(http.StatusMovedPermanently, "/assets/favicon.svg")
+	return c.Redirect(http.StatusFound, assets.URL("favicon.svg"))
 }
