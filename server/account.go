@@ -6,19 +6,21 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/request"
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/web"
 )
 
 func (s *Server) accountProps(c echo.Context) (web.AccountProps, error) {
-	u := mustUser(c)
+	u := request.User(c)
 	ctx := c.Request().Context()
 	a := web.AccountProps{Username: u.Username, DisplayName: u.DisplayName, Email: u.Email, Role: u.Role}
 	ms, err := s.store.FindMemberships(ctx, store.MembershipFilter{UserID: u.ID})
 	if err != nil {
 		return a, err
 	}
-	lang := langOf(c)
+	lang := request.Lang(c)
 	for _, m := range ms {
 		a.Teams = append(a.Teams, m.TeamName+" ("+web.T(lang, "role."+m.Role)+")")
 	}
@@ -26,7 +28,7 @@ func (s *Server) accountProps(c echo.Context) (web.AccountProps, error) {
 	if err != nil {
 		return a, err
 	}
-	p := s.basePage(c)
+	p := s.pages.Base(c)
 	for _, t := range toks {
 		a.Tokens = append(a.Tokens, web.TokenRow{ID: t.ID, Name: t.Name, Prefix: t.Prefix, Created: p.Time(t.CreatedAt),
 			LastUsed: p.TimePtr(t.LastUsedAt, p.T("account.token_never")), Revoked: t.RevokedAt != nil})
@@ -40,7 +42,7 @@ func (s *Server) renderAccount(c echo.Context, status int, newToken string, pw, 
 		return err
 	}
 	a.NewToken = newToken
-	return s.render(c, status, web.AccountPage(s.page(c, "account.title", "account"), a, pw, tok))
+	return response.Render(c, status, web.AccountPage(s.pages.Page(c, "account.title", "account"), a, pw, tok))
 }
 
 func (s *Server) accountPage(c echo.Context) error {
@@ -48,17 +50,17 @@ func (s *Server) accountPage(c echo.Context) error {
 }
 
 func (s *Server) changePassword(c echo.Context) error {
-	u := mustUser(c)
+	u := request.User(c)
 	pw := web.NewForm()
 	err := s.store.ChangePassword(c.Request().Context(), u.ID, c.FormValue("current"), c.FormValue("new"))
 	if err != nil {
-		if !formFailed(langOf(c), err, &pw) {
+		if !response.FormFailed(request.Lang(c), err, &pw) {
 			return err
 		}
 		if e, ok := errs.As(err); ok && e.Fields["password"] != "" {
 			pw.Errors["new"] = pw.Errors["password"]
 		}
-		return s.renderAccount(c, statusOf(errs.CodeOf(err)), "", pw, web.NewForm())
+		return s.renderAccount(c, response.StatusOf(err), "", pw, web.NewForm())
 	}
 	// The password change ended every session, this one too; start a new one
 	// so the user stays logged in here.
@@ -66,19 +68,19 @@ func (s *Server) changePassword(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	s.setSessionCookie(c, token)
-	return s.redirectWithFlash(c, "/account", web.T(langOf(c), "account.password_changed"))
+	s.pages.SetSession(c, token)
+	return s.pages.RedirectWithFlash(c, "/account", web.T(request.Lang(c), "account.password_changed"))
 }
 
 func (s *Server) createOwnToken(c echo.Context) error {
-	u := mustUser(c)
+	u := request.User(c)
 	_, secret, err := s.store.CreateAPIToken(c.Request().Context(), u.ID, c.FormValue("name"), store.TokenUser)
 	if err != nil {
-		tok := formOf(c, "name")
-		if !formFailed(langOf(c), err, &tok) {
+		tok := request.Form(c, "name")
+		if !response.FormFailed(request.Lang(c), err, &tok) {
 			return err
 		}
-		return s.renderAccount(c, statusOf(errs.CodeOf(err)), "", web.NewForm(), tok)
+		return s.renderAccount(c, response.StatusOf(err), "", web.NewForm(), tok)
 	}
 	// Rendered directly, not redirected: the secret must not travel in a
 	// cookie or URL, and this is the only time it is shown.
@@ -86,11 +88,11 @@ func (s *Server) createOwnToken(c echo.Context) error {
 }
 
 func (s *Server) revokeOwnToken(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.store.RevokeAPIToken(c.Request().Context(), id, mustUser(c).ID); err != nil {
+	if err := s.store.RevokeAPIToken(c.Request().Context(), id, request.User(c).ID); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/account")

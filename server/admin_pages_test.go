@@ -21,17 +21,17 @@ import (
 // api sends a JSON request with the bearer token of role and decodes the
 // answer into out when out is not nil.
 func (e *env) admAPI(role, method, path, body string, out any) response {
-	e.t.Helper()
+	e.T.Helper()
 	var r io.Reader
-	h := http.Header{"Authorization": {"Bearer " + e.users[role].Token}, "Accept": {"application/json"}}
+	h := http.Header{"Authorization": {"Bearer " + e.Users[role].Token}, "Accept": {"application/json"}}
 	if body != "" {
 		r = strings.NewReader(body)
 		h.Set("Content-Type", "application/json")
 	}
-	res := e.client().do(method, path, r, h)
+	res := e.Client().Do(method, path, r, h)
 	if out != nil && res.StatusCode < 300 && res.StatusCode != http.StatusNoContent {
 		if err := json.Unmarshal(res.Body, out); err != nil {
-			e.t.Fatalf("%s %s: decode %T: %v\n%s", method, path, out, err, res)
+			e.T.Fatalf("%s %s: decode %T: %v\n%s", method, path, out, err, res)
 		}
 	}
 	return res
@@ -65,52 +65,52 @@ func admWantStatus(t *testing.T, r response, want int, what string) {
 // admAuditTotal counts audit entries, so a test can tell that a refused request
 // wrote nothing.
 func (e *env) admAuditTotal() int64 {
-	e.t.Helper()
-	_, total, err := e.st.FindAuditEntries(context.Background(), store.AuditFilter{})
+	e.T.Helper()
+	_, total, err := e.St.FindAuditEntries(context.Background(), store.AuditFilter{})
 	if err != nil {
-		e.t.Fatalf("FindAuditEntries: %v", err)
+		e.T.Fatalf("FindAuditEntries: %v", err)
 	}
 	return total
 }
 
 // admLogin is a browser logged in as admin through the login form.
 func (e *env) admLogin() *client {
-	e.t.Helper()
-	c := e.client()
-	c.mustLogin("admin", adminPassword)
+	e.T.Helper()
+	c := e.Client()
+	c.MustLogin("admin", adminPassword)
 	return c
 }
 
 func (e *env) admCardType(name string) *store.CardType {
-	e.t.Helper()
-	ct, err := e.st.CreateCardType(context.Background(), store.CardTypeInput{Name: name, VRAMGiB: 80, TFLOPSBF16: 989, PriceFen: 2200})
+	e.T.Helper()
+	ct, err := e.St.CreateCardType(context.Background(), store.CardTypeInput{Name: name, VRAMGiB: 80, TFLOPSBF16: 989, PriceFen: 2200})
 	if err != nil {
-		e.t.Fatalf("CreateCardType: %v", err)
+		e.T.Fatalf("CreateCardType: %v", err)
 	}
 	return ct
 }
 
 func (e *env) admHost(name string) *store.Host {
-	e.t.Helper()
-	h, err := e.st.CreateHost(context.Background(), store.HostInput{Name: name, Zone: "华北2-可用区A"})
+	e.T.Helper()
+	h, err := e.St.CreateHost(context.Background(), store.HostInput{Name: name, Zone: "华北2-可用区A"})
 	if err != nil {
-		e.t.Fatalf("CreateHost: %v", err)
+		e.T.Fatalf("CreateHost: %v", err)
 	}
 	return h
 }
 
 func (e *env) admCard(hostID, typeID int64, index int) *store.Card {
-	e.t.Helper()
-	c, err := e.st.CreateCard(context.Background(), store.CardInput{UUID: fmt.Sprintf("GPU-%08d-aaaa-bbbb-cccc", index),
+	e.T.Helper()
+	c, err := e.St.CreateCard(context.Background(), store.CardInput{UUID: fmt.Sprintf("GPU-%08d-aaaa-bbbb-cccc", index),
 		GPUIndex: index, HostID: hostID, CardTypeID: typeID})
 	if err != nil {
-		e.t.Fatalf("CreateCard: %v", err)
+		e.T.Fatalf("CreateCard: %v", err)
 	}
 	return c
 }
 
 func TestAdminPagesRenderForAdmin(t *testing.T) {
-	e := newEnv(t, envOptions{demo: true})
+	e := newEnv(t, envOptions{Demo: true})
 	c := e.admLogin()
 	for path, testid := range map[string]string{
 		"/admin/hosts":    "hosts-table",
@@ -125,33 +125,33 @@ func TestAdminPagesRenderForAdmin(t *testing.T) {
 		"/admin/users/1":  "user-form",
 		"/admin/audit":    "audit-table",
 	} {
-		r := c.get(path)
+		r := c.Get(path)
 		admWantStatus(t, r, http.StatusOK, "GET "+path)
 		if r.Doc(t).Find(`[data-testid="`+testid+`"]`).Length() != 1 {
 			t.Errorf("GET %s: no %s", path, testid)
 		}
 	}
-	doc := c.get("/admin/hosts").Doc(t)
+	doc := c.Get("/admin/hosts").Doc(t)
 	if n := doc.Find(`[data-testid=host-row]`).Length(); n != 5 {
 		t.Errorf("hosts page: %d host rows, want the 5 demo hosts", n)
 	}
 	if got := strings.TrimSpace(doc.Find(`[data-testid=host-row]`).First().Find("td").Eq(2).Text()); got != "8" {
 		t.Errorf("first demo host shows %q cards, want 8", got)
 	}
-	doc = c.get("/admin/teams").Doc(t)
+	doc = c.Get("/admin/teams").Doc(t)
 	if got := strings.TrimSpace(doc.Find(`[data-testid=team-row] [data-testid=team-members]`).First().Text()); got != "2" {
 		t.Errorf("first demo team shows %q members, want 2", got)
 	}
 }
 
 func TestAdminCardsPageFilters(t *testing.T) {
-	e := newEnv(t, envOptions{demo: true})
+	e := newEnv(t, envOptions{Demo: true})
 	c := e.admLogin()
-	all := c.get("/admin/cards").Doc(t).Find(`[data-testid=card-row]`).Length()
+	all := c.Get("/admin/cards").Doc(t).Find(`[data-testid=card-row]`).Length()
 	if all != 32 {
 		t.Fatalf("cards page: %d rows, want the 32 demo cards", all)
 	}
-	r := c.get("/admin/cards?status=maintenance")
+	r := c.Get("/admin/cards?status=maintenance")
 	rows := r.Doc(t).Find(`[data-testid=card-row]`)
 	if rows.Length() != 1 || rows.AttrOr("data-status", "") != "maintenance" {
 		t.Errorf("status filter: %d rows (first %q), want the one card in maintenance", rows.Length(), rows.AttrOr("data-status", ""))
@@ -159,11 +159,11 @@ func TestAdminCardsPageFilters(t *testing.T) {
 	if v, _ := r.Doc(t).Find(`#filter-status option[selected]`).Attr("value"); v != "maintenance" {
 		t.Errorf("status filter select shows %q, want maintenance kept selected", v)
 	}
-	h, err := e.st.FindCards(context.Background(), store.CardFilter{})
+	h, err := e.St.FindCards(context.Background(), store.CardFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := c.get("/admin/cards?host_id=" + strconv.FormatInt(h[0].HostID, 10)).Doc(t).Find(`[data-testid=card-row]`).Length()
+	n := c.Get("/admin/cards?host_id=" + strconv.FormatInt(h[0].HostID, 10)).Doc(t).Find(`[data-testid=card-row]`).Length()
 	if n == 0 || n == all {
 		t.Errorf("host filter: %d rows, want only the cards of one host", n)
 	}
@@ -210,7 +210,7 @@ func TestAdminHostAPI(t *testing.T) {
 	if after := e.admAuditTotal(); after != before {
 		t.Errorf("refused requests wrote %d audit entries", after-before)
 	}
-	hosts, _ := e.st.FindHosts(context.Background())
+	hosts, _ := e.St.FindHosts(context.Background())
 	if len(hosts) != 1 {
 		t.Errorf("%d hosts after refused creates, want 1", len(hosts))
 	}
@@ -235,7 +235,7 @@ func TestAdminHostPageFormErrorsAndPRG(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := e.admLogin()
 	before := e.admAuditTotal()
-	r := c.postForm("/admin/hosts", url.Values{"name": {"no spaces allowed"}, "zone": {"z"}}, true)
+	r := c.PostForm("/admin/hosts", url.Values{"name": {"no spaces allowed"}, "zone": {"z"}}, true)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "bad host form")
 	doc := r.Doc(t)
 	if doc.Find(`[data-testid=form-error]`).Length() != 1 || doc.Find(`[data-testid=error-name]`).Length() != 1 {
@@ -248,12 +248,12 @@ func TestAdminHostPageFormErrorsAndPRG(t *testing.T) {
 		t.Error("a refused form wrote to the audit log")
 	}
 
-	r = c.postForm("/admin/hosts", url.Values{"name": {"gpu-sh-01"}, "zone": {"华东1"}}, true)
+	r = c.PostForm("/admin/hosts", url.Values{"name": {"gpu-sh-01"}, "zone": {"华东1"}}, true)
 	admWantStatus(t, r, http.StatusSeeOther, "good host form")
 	if loc := r.Header.Get("Location"); loc != "/admin/hosts" {
 		t.Errorf("redirect to %q", loc)
 	}
-	page := c.get("/admin/hosts").Doc(t)
+	page := c.Get("/admin/hosts").Doc(t)
 	if !strings.Contains(page.Find(`[data-testid=flash]`).Text(), "gpu-sh-01") {
 		t.Error("no flash naming the created host")
 	}
@@ -262,7 +262,7 @@ func TestAdminHostPageFormErrorsAndPRG(t *testing.T) {
 	}
 
 	// A second host by the same name (any case) is a 409 on the form.
-	r = c.postForm("/admin/hosts", url.Values{"name": {"GPU-SH-01"}}, true)
+	r = c.PostForm("/admin/hosts", url.Values{"name": {"GPU-SH-01"}}, true)
 	admWantStatus(t, r, http.StatusConflict, "duplicate host form")
 	if r.Doc(t).Find(`[data-testid=error-name]`).Length() != 1 {
 		t.Error("duplicate host: no inline message for name")
@@ -336,7 +336,7 @@ func TestAdminCardInUseCanOnlyBeRetired(t *testing.T) {
 	ct := e.admCardType("NVIDIA H800 80GB")
 	cd := e.admCard(h.ID, ct.ID, 0)
 	free := e.admCard(h.ID, ct.ID, 1)
-	db := e.st.DB()
+	db := e.St.DB()
 	if _, err := db.Exec(`CREATE TABLE test_card_refs (id INTEGER PRIMARY KEY, card_id BIGINT NOT NULL REFERENCES cards (id))`); err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestAdminCardInUseCanOnlyBeRetired(t *testing.T) {
 	id := strconv.FormatInt(cd.ID, 10)
 
 	c := e.admLogin()
-	r := c.postForm("/admin/cards/"+id+"/delete", nil, true)
+	r := c.PostForm("/admin/cards/"+id+"/delete", nil, true)
 	admWantStatus(t, r, http.StatusConflict, "delete card in use (page)")
 	if msg := r.Doc(t).Find(`[data-testid=list-error]`).Text(); !strings.Contains(msg, "退役") {
 		t.Errorf("delete card in use: list alert %q, want the has-bookings message", msg)
@@ -357,22 +357,22 @@ func TestAdminCardInUseCanOnlyBeRetired(t *testing.T) {
 		t.Errorf("delete card in use: code %q", er.Error.Code)
 	}
 
-	r = c.postForm("/admin/cards/"+id+"/retire", nil, true)
+	r = c.PostForm("/admin/cards/"+id+"/retire", nil, true)
 	admWantStatus(t, r, http.StatusSeeOther, "retire card")
-	got, err := e.st.FindCardByID(context.Background(), cd.ID)
+	got, err := e.St.FindCardByID(context.Background(), cd.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Status != store.CardRetired {
 		t.Errorf("status after retire = %q", got.Status)
 	}
-	row := c.get("/admin/cards").Doc(t).Find(`[data-testid=card-row][data-id="` + id + `"]`)
+	row := c.Get("/admin/cards").Doc(t).Find(`[data-testid=card-row][data-id="` + id + `"]`)
 	if row.AttrOr("data-status", "") != "retired" || row.Find(`[data-testid=card-retire]`).Length() != 0 {
 		t.Error("a retired card is not shown as retired, or still offers retire")
 	}
 
-	admWantStatus(t, c.postForm("/admin/cards/"+strconv.FormatInt(free.ID, 10)+"/delete", nil, true), http.StatusSeeOther, "delete free card")
-	if _, err := e.st.FindCardByID(context.Background(), free.ID); err == nil {
+	admWantStatus(t, c.PostForm("/admin/cards/"+strconv.FormatInt(free.ID, 10)+"/delete", nil, true), http.StatusSeeOther, "delete free card")
+	if _, err := e.St.FindCardByID(context.Background(), free.ID); err == nil {
 		t.Error("the free card was not deleted")
 	}
 }
@@ -381,7 +381,7 @@ func TestAdminCardFormReportsBadNumbers(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	h := e.admHost("gpu-bj-01")
 	c := e.admLogin()
-	r := c.postForm("/admin/cards", url.Values{"uuid": {"GPU-x"}, "index": {"first"}, "host_id": {strconv.FormatInt(h.ID, 10)}, "card_type_id": {""}, "status": {"active"}}, true)
+	r := c.PostForm("/admin/cards", url.Values{"uuid": {"GPU-x"}, "index": {"first"}, "host_id": {strconv.FormatInt(h.ID, 10)}, "card_type_id": {""}, "status": {"active"}}, true)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "bad card form")
 	doc := r.Doc(t)
 	for _, f := range []string{"index", "card_type_id"} {
@@ -408,21 +408,21 @@ func TestAdminImageAPIAndPage(t *testing.T) {
 	}
 	c := e.admLogin()
 	id := strconv.FormatInt(img.ID, 10)
-	r = c.postForm("/admin/images/"+id, url.Values{"name": {""}, "reference": {"registry.example.cn/vllm:0.7"}}, true)
+	r = c.PostForm("/admin/images/"+id, url.Values{"name": {""}, "reference": {"registry.example.cn/vllm:0.7"}}, true)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "image edit without name")
 	if r.Doc(t).Find(`[data-testid=error-name]`).Length() != 1 {
 		t.Error("image edit: no inline message for name")
 	}
-	admWantStatus(t, c.postForm("/admin/images/"+id+"/delete", nil, true), http.StatusSeeOther, "delete image")
+	admWantStatus(t, c.PostForm("/admin/images/"+id+"/delete", nil, true), http.StatusSeeOther, "delete image")
 	admWantStatus(t, e.admAPI("viewer", http.MethodGet, "/api/v1/images/"+id, "", nil), http.StatusNotFound, "deleted image")
 }
 
 func TestAdminTeamMembership(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := e.admLogin()
-	r := c.postForm("/admin/teams", url.Values{"name": {"大模型组"}, "description": {"LLM"}}, true)
+	r := c.PostForm("/admin/teams", url.Values{"name": {"大模型组"}, "description": {"LLM"}}, true)
 	admWantStatus(t, r, http.StatusSeeOther, "create team")
-	teams, _ := e.st.FindTeams(context.Background())
+	teams, _ := e.St.FindTeams(context.Background())
 	if len(teams) != 1 {
 		t.Fatalf("%d teams", len(teams))
 	}
@@ -430,16 +430,16 @@ func TestAdminTeamMembership(t *testing.T) {
 	if loc := r.Header.Get("Location"); loc != "/admin/teams/"+tid {
 		t.Errorf("after create, redirect to %q, want the team page to add members", loc)
 	}
-	member := e.users["member"]
+	member := e.Users["member"]
 	uid := strconv.FormatInt(member.ID, 10)
 
-	r = c.postForm("/admin/teams/"+tid+"/members", url.Values{"user_id": {""}, "role": {"member"}}, true)
+	r = c.PostForm("/admin/teams/"+tid+"/members", url.Values{"user_id": {""}, "role": {"member"}}, true)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "add member without user")
 	if r.Doc(t).Find(`[data-testid=error-user_id]`).Length() != 1 {
 		t.Error("add member without user: no inline message")
 	}
-	admWantStatus(t, c.postForm("/admin/teams/"+tid+"/members", url.Values{"user_id": {uid}, "role": {"member"}}, true), http.StatusSeeOther, "add member")
-	doc := c.get("/admin/teams/" + tid).Doc(t)
+	admWantStatus(t, c.PostForm("/admin/teams/"+tid+"/members", url.Values{"user_id": {uid}, "role": {"member"}}, true), http.StatusSeeOther, "add member")
+	doc := c.Get("/admin/teams/" + tid).Doc(t)
 	row := doc.Find(`[data-testid=member-row][data-user-id="` + uid + `"]`)
 	if row.AttrOr("data-role", "") != "member" {
 		t.Fatalf("member row role = %q", row.AttrOr("data-role", ""))
@@ -448,8 +448,8 @@ func TestAdminTeamMembership(t *testing.T) {
 		t.Error("a member is still offered in the add-member select")
 	}
 
-	admWantStatus(t, c.postForm("/admin/teams/"+tid+"/members/"+uid, url.Values{"role": {"manager"}}, true), http.StatusSeeOther, "change role")
-	r = c.postForm("/admin/teams/"+tid+"/members/"+uid, url.Values{"role": {"owner"}}, true)
+	admWantStatus(t, c.PostForm("/admin/teams/"+tid+"/members/"+uid, url.Values{"role": {"manager"}}, true), http.StatusSeeOther, "change role")
+	r = c.PostForm("/admin/teams/"+tid+"/members/"+uid, url.Values{"role": {"owner"}}, true)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "invalid role (page)")
 	if r.Doc(t).Find(`[data-testid=list-error]`).Length() != 1 {
 		t.Error("invalid role: no alert on the members list")
@@ -466,7 +466,7 @@ func TestAdminTeamMembership(t *testing.T) {
 	if len(members.Members) != 1 || members.Members[0].Role != "manager" || members.Members[0].Username != member.Username {
 		t.Errorf("members = %+v", members.Members)
 	}
-	viewer := strconv.FormatInt(e.users["viewer"].ID, 10)
+	viewer := strconv.FormatInt(e.Users["viewer"].ID, 10)
 	r = e.admAPI("admin", http.MethodPut, "/api/v1/teams/"+tid+"/members/"+viewer, `{"role":"boss"}`, nil)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "invalid role (API)")
 	if er := admDecodeErr(t, r); er.Error.Fields["role"] == "" {
@@ -482,14 +482,14 @@ func TestAdminTeamMembership(t *testing.T) {
 		t.Errorf("team members = %d, want 2", team.Members)
 	}
 	admWantStatus(t, e.admAPI("admin", http.MethodDelete, "/api/v1/teams/"+tid+"/members/"+viewer, "", nil), http.StatusNoContent, "remove member (API)")
-	admWantStatus(t, c.postForm("/admin/teams/"+tid+"/members/"+uid+"/delete", nil, true), http.StatusSeeOther, "remove member (page)")
+	admWantStatus(t, c.PostForm("/admin/teams/"+tid+"/members/"+uid+"/delete", nil, true), http.StatusSeeOther, "remove member (page)")
 	admWantStatus(t, e.admAPI("admin", http.MethodDelete, "/api/v1/teams/"+tid+"/members/"+uid, "", nil), http.StatusNotFound, "remove non-member")
 	admWantStatus(t, e.admAPI("admin", http.MethodGet, "/api/v1/teams/999/members", "", nil), http.StatusNotFound, "members of missing team")
 }
 
 func TestAdminLastAdminCannotBeDemoted(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	admin := e.users["admin"]
+	admin := e.Users["admin"]
 	id := strconv.FormatInt(admin.ID, 10)
 	before := e.admAuditTotal()
 	r := e.admAPI("admin", http.MethodPatch, "/api/v1/users/"+id, `{"role":"member"}`, nil)
@@ -502,7 +502,7 @@ func TestAdminLastAdminCannotBeDemoted(t *testing.T) {
 	}
 	c := e.admLogin()
 	before = e.admAuditTotal() // the login itself is audited
-	r = c.postForm("/admin/users/"+id, url.Values{"display_name": {"A"}, "email": {""}, "role": {"admin"}, "disabled": {"true"}, "password": {""}}, true)
+	r = c.PostForm("/admin/users/"+id, url.Values{"display_name": {"A"}, "email": {""}, "role": {"admin"}, "disabled": {"true"}, "password": {""}}, true)
 	admWantStatus(t, r, http.StatusConflict, "disable last admin (page)")
 	if r.Doc(t).Find(`[data-testid=form-error]`).Length() != 1 {
 		t.Error("disable last admin: no form alert")
@@ -510,7 +510,7 @@ func TestAdminLastAdminCannotBeDemoted(t *testing.T) {
 	if e.admAuditTotal() != before {
 		t.Error("a refused demotion wrote to the audit log")
 	}
-	u, err := e.st.FindUserByID(context.Background(), admin.ID)
+	u, err := e.St.FindUserByID(context.Background(), admin.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +519,7 @@ func TestAdminLastAdminCannotBeDemoted(t *testing.T) {
 	}
 
 	// With a second admin the first may step down.
-	other := strconv.FormatInt(e.users["manager"].ID, 10)
+	other := strconv.FormatInt(e.Users["manager"].ID, 10)
 	admWantStatus(t, e.admAPI("admin", http.MethodPatch, "/api/v1/users/"+other, `{"role":"admin"}`, nil), http.StatusOK, "promote manager")
 	admWantStatus(t, e.admAPI("admin", http.MethodPatch, "/api/v1/users/"+id, `{"role":"member"}`, nil), http.StatusOK, "demote with another admin")
 }
@@ -552,7 +552,7 @@ func TestAdminUserAPIAndPages(t *testing.T) {
 	admWantStatus(t, e.admAPI("manager", http.MethodGet, "/api/v1/users", "", nil), http.StatusForbidden, "manager lists users")
 
 	c := e.admLogin()
-	r = c.postForm("/admin/users", url.Values{"username": {"zhangwei"}, "password": {"short"}, "role": {"member"}}, true)
+	r = c.PostForm("/admin/users", url.Values{"username": {"zhangwei"}, "password": {"short"}, "role": {"member"}}, true)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "short password (page)")
 	doc := r.Doc(t)
 	if doc.Find(`[data-testid=error-password]`).Length() != 1 {
@@ -561,38 +561,38 @@ func TestAdminUserAPIAndPages(t *testing.T) {
 	if v := doc.Find(`[data-testid=user-form] input[name=password]`).AttrOr("value", ""); v != "" {
 		t.Errorf("the rejected password was sent back in the page: %q", v)
 	}
-	admWantStatus(t, c.postForm("/admin/users", url.Values{"username": {"zhangwei"}, "password": {"long-enough-2"}, "role": {"viewer"}}, true), http.StatusSeeOther, "create user (page)")
-	zw, err := e.st.FindUserByUsername(context.Background(), "zhangwei")
+	admWantStatus(t, c.PostForm("/admin/users", url.Values{"username": {"zhangwei"}, "password": {"long-enough-2"}, "role": {"viewer"}}, true), http.StatusSeeOther, "create user (page)")
+	zw, err := e.St.FindUserByUsername(context.Background(), "zhangwei")
 	if err != nil {
 		t.Fatal(err)
 	}
 	zid := strconv.FormatInt(zw.ID, 10)
-	admWantStatus(t, c.postForm("/admin/users/"+zid, url.Values{"display_name": {"张伟"}, "email": {"zw@example.cn"}, "role": {"member"}, "disabled": {"true"}, "password": {""}}, true), http.StatusSeeOther, "edit user")
-	zw, _ = e.st.FindUserByID(context.Background(), zw.ID)
+	admWantStatus(t, c.PostForm("/admin/users/"+zid, url.Values{"display_name": {"张伟"}, "email": {"zw@example.cn"}, "role": {"member"}, "disabled": {"true"}, "password": {""}}, true), http.StatusSeeOther, "edit user")
+	zw, _ = e.St.FindUserByID(context.Background(), zw.ID)
 	if zw.DisplayName != "张伟" || zw.Role != store.RoleMember || !zw.Disabled {
 		t.Errorf("edited user = %+v", zw)
 	}
-	row := c.get("/admin/users").Doc(t).Find(`[data-testid=user-row][data-username=zhangwei]`)
+	row := c.Get("/admin/users").Doc(t).Find(`[data-testid=user-row][data-username=zhangwei]`)
 	if row.Find(`[data-testid=user-disabled]`).Length() != 1 {
 		t.Error("a disabled user is not marked in the list")
 	}
 
 	// An admin who sets their own password stays logged in here.
-	aid := strconv.FormatInt(e.users["admin"].ID, 10)
-	admWantStatus(t, c.postForm("/admin/users/"+aid, url.Values{"display_name": {"Admin"}, "email": {""}, "role": {"admin"}, "disabled": {"false"}, "password": {"new-admin-pass-1"}}, true), http.StatusSeeOther, "own password")
-	admWantStatus(t, c.get("/admin/users"), http.StatusOK, "still logged in after own password change")
+	aid := strconv.FormatInt(e.Users["admin"].ID, 10)
+	admWantStatus(t, c.PostForm("/admin/users/"+aid, url.Values{"display_name": {"Admin"}, "email": {""}, "role": {"admin"}, "disabled": {"false"}, "password": {"new-admin-pass-1"}}, true), http.StatusSeeOther, "own password")
+	admWantStatus(t, c.Get("/admin/users"), http.StatusOK, "still logged in after own password change")
 }
 
 func TestAdminAuditPageAndAPI(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	ctx := store.WithActor(context.Background(), store.Actor{Username: "admin"})
 	for i := 0; i < 55; i++ {
-		if _, err := e.st.CreateHost(ctx, store.HostInput{Name: fmt.Sprintf("gpu-%02d", i)}); err != nil {
+		if _, err := e.St.CreateHost(ctx, store.HostInput{Name: fmt.Sprintf("gpu-%02d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	c := e.admLogin()
-	r := c.get("/admin/audit?entity=host")
+	r := c.Get("/admin/audit?entity=host")
 	admWantStatus(t, r, http.StatusOK, "audit page 1")
 	doc := r.Doc(t)
 	if n := doc.Find(`[data-testid=audit-row]`).Length(); n != 50 {
@@ -608,7 +608,7 @@ func TestAdminAuditPageAndAPI(t *testing.T) {
 	if !ok || doc.Find(`[data-testid=audit-prev]`).Length() != 0 {
 		t.Fatalf("page 1: want a next link and no previous link")
 	}
-	doc = c.get(next).Doc(t)
+	doc = c.Get(next).Doc(t)
 	if n := doc.Find(`[data-testid=audit-row]`).Length(); n != 5 {
 		t.Errorf("page 2 (%s) has %d rows, want 5", next, n)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/request"
 	"cardhour/store"
 )
 
@@ -26,9 +27,9 @@ type availabilityJSON struct {
 
 func (s *Server) apiAvailability(c echo.Context) error {
 	v := errs.NewValidation("server.apiAvailability")
-	from := queryTime(c, "from", v)
-	hours := queryInt(c, "hours", availabilityDefaultHours, 1, availabilityMaxHours, "api.hours_range", v)
-	typeID, err := s.resolveCardType(c, queryRef(c, "card_type"), "card_type", v)
+	from := request.QueryTime(c, "from", v)
+	hours := request.QueryInt(c, "hours", availabilityDefaultHours, 1, availabilityMaxHours, "api.hours_range", v)
+	typeID, err := request.CardTypeID(c.Request().Context(), s.store, request.QueryRef(c, "card_type"), "card_type", v)
 	if err != nil {
 		return err
 	}

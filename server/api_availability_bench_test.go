@@ -21,7 +21,7 @@ import (
 func BenchmarkAvailability(b *testing.B) {
 	e := newEnv(b, envOptions{})
 	ctx := abAdminCtx(e)
-	st := e.st
+	st := e.St
 	must := func(err error) {
 		b.Helper()
 		if err != nil {
@@ -30,7 +30,7 @@ func BenchmarkAvailability(b *testing.B) {
 	}
 	team, err := st.CreateTeam(ctx, store.TeamInput{Name: "bench"})
 	must(err)
-	memberID := e.users[store.RoleMember].ID
+	memberID := e.Users[store.RoleMember].ID
 	_, err = st.SetMembership(ctx, team.ID, memberID, store.TeamRoleMember)
 	must(err)
 	host, err := st.CreateHost(ctx, store.HostInput{Name: "bench-01"})
@@ -67,7 +67,7 @@ func BenchmarkAvailability(b *testing.B) {
 	}
 	b.Logf("%d card types × %d cards, %d bookings", types, cardsPerType, booked)
 
-	session := e.session(store.RoleViewer)
+	session := e.Session(store.RoleViewer)
 	// The machine is shared: besides wall time per request, report the
 	// process's CPU time per request, which other load disturbs less.
 	run := func(b *testing.B, path string, header func(*http.Request)) {
@@ -76,7 +76,7 @@ func BenchmarkAvailability(b *testing.B) {
 			req := httptest.NewRequest(http.MethodGet, path, nil)
 			header(req)
 			rec := httptest.NewRecorder()
-			e.srv.Handler().ServeHTTP(rec, req)
+			e.Srv.Handler().ServeHTTP(rec, req)
 			if rec.Code != http.StatusOK {
 				b.Fatalf("GET %s: %d: %.300s", path, rec.Code, rec.Body)
 			}
@@ -85,10 +85,10 @@ func BenchmarkAvailability(b *testing.B) {
 	}
 	b.Run("api", func(b *testing.B) {
 		run(b, "/api/v1/availability?hours=336", func(r *http.Request) {
-			r.Header.Set("Authorization", "Bearer "+e.users[store.RoleViewer].Token)
+			r.Header.Set("Authorization", "Bearer "+e.Users[store.RoleViewer].Token)
 		})
 	})
-	if hasRoute(e.srv, http.MethodGet, "/availability") {
+	if hasRoute(e.Srv, http.MethodGet, "/availability") {
 		b.Run("page", func(b *testing.B) {
 			run(b, "/availability", func(r *http.Request) {
 				r.AddCookie(&http.Cookie{Name: "cardhour_session", Value: session})

@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"cardhour/server"
+	"cardhour/server/route"
+	"cardhour/server/servertest"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -37,16 +38,16 @@ type abFleet struct {
 }
 
 func abAdminCtx(e *env) context.Context {
-	a := e.users[store.RoleAdmin]
+	a := e.Users[store.RoleAdmin]
 	return store.WithActor(context.Background(), store.Actor{UserID: a.ID, Username: a.Username})
 }
 
 func newABFleet(t *testing.T, o envOptions, cards int, quotaHours float64) *abFleet {
 	t.Helper()
 	e := newEnv(t, o)
-	f := &abFleet{e: e, c: e.client()}
+	f := &abFleet{e: e, c: e.Client()}
 	ctx := abAdminCtx(e)
-	st := e.st
+	st := e.St
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -58,11 +59,11 @@ func newABFleet(t *testing.T, o envOptions, cards int, quotaHours float64) *abFl
 	must(err)
 	f.vision, err = st.CreateTeam(ctx, store.TeamInput{Name: "vision"})
 	must(err)
-	_, err = st.SetMembership(ctx, f.llm.ID, e.users[store.RoleMember].ID, store.TeamRoleMember)
+	_, err = st.SetMembership(ctx, f.llm.ID, e.Users[store.RoleMember].ID, store.TeamRoleMember)
 	must(err)
-	_, err = st.SetMembership(ctx, f.llm.ID, e.users[store.RoleManager].ID, store.TeamRoleManager)
+	_, err = st.SetMembership(ctx, f.llm.ID, e.Users[store.RoleManager].ID, store.TeamRoleManager)
 	must(err)
-	_, err = st.SetMembership(ctx, f.llm.ID, e.users[store.RoleViewer].ID, store.TeamRoleViewer)
+	_, err = st.SetMembership(ctx, f.llm.ID, e.Users[store.RoleViewer].ID, store.TeamRoleViewer)
 	must(err)
 	out, err := st.CreateUser(ctx, store.UserCreate{Username: "t-outsider", Password: "password-outsider", Role: store.RoleMember})
 	must(err)
@@ -89,7 +90,7 @@ func newABFleet(t *testing.T, o envOptions, cards int, quotaHours float64) *abFl
 	_, err = st.CreateQuota(ctx, store.QuotaInput{TeamID: f.vision.ID, CardTypeID: f.ct.ID, CardHours: quotaHours,
 		ValidFrom: now.Add(-24 * time.Hour), ExpiresAt: f.base.Add(30 * 24 * time.Hour)})
 	must(err)
-	member := store.WithActor(context.Background(), store.Actor{UserID: e.users[store.RoleMember].ID, Username: "t-member"})
+	member := store.WithActor(context.Background(), store.Actor{UserID: e.Users[store.RoleMember].ID, Username: "t-member"})
 	mk := func(ctx context.Context, team int64, name, prio string) *store.Task {
 		task, err := st.CreateTask(ctx, store.TaskInput{TeamID: team, Name: name, Priority: prio, EstimateCardHours: 50,
 			DataReadiness: "ready", VRAMGiB: 60, Precision: "bf16"})
@@ -103,7 +104,7 @@ func newABFleet(t *testing.T, o envOptions, cards int, quotaHours float64) *abFl
 	return f
 }
 
-func (f *abFleet) token(role string) string { return f.e.users[role].Token }
+func (f *abFleet) token(role string) string { return f.e.Users[role].Token }
 
 // at is base plus h hours, as RFC 3339.
 func (f *abFleet) at(h float64) string {
@@ -113,12 +114,12 @@ func (f *abFleet) at(h float64) string {
 // call sends a JSON request; the answer is in English so messages can be
 // compared with the catalogue.
 func (f *abFleet) call(method, path, token, body string) response {
-	f.e.t.Helper()
+	f.e.T.Helper()
 	sep := "?"
 	if strings.Contains(path, "?") {
 		sep = "&"
 	}
-	return f.c.apiCall(method, path+sep+"lang=en", token, body)
+	return f.c.APICall(method, path+sep+"lang=en", token, body)
 }
 
 // abBooking is the part of a booking's JSON the tests read.
@@ -162,11 +163,11 @@ func (f *abFleet) bookingBody(task int64, cardType string, count int, from, to f
 type abCounts struct{ bookings, bookingCards, audit, tasks, quotas int64 }
 
 func (f *abFleet) counts() abCounts {
-	f.e.t.Helper()
+	f.e.T.Helper()
 	n := func(table string) int64 {
 		var v int64
-		if err := f.e.st.DB().QueryRow("SELECT COUNT(*) FROM " + table).Scan(&v); err != nil {
-			f.e.t.Fatalf("count %s: %v", table, err)
+		if err := f.e.St.DB().QueryRow("SELECT COUNT(*) FROM " + table).Scan(&v); err != nil {
+			f.e.T.Fatalf("count %s: %v", table, err)
 		}
 		return v
 	}
@@ -222,7 +223,7 @@ func TestBookingAPIHappyPath(t *testing.T) {
 	if got.State != b.State || strings.Join(got.Cards, ",") != strings.Join(b.Cards, ",") || got.CardType != "H800" {
 		t.Errorf("GET by a viewer of the team: %+v, want the created booking %+v", got, b)
 	}
-	mustAPIError(t, f.call(http.MethodGet, "/api/v1/bookings/"+itoa(b.ID), f.outsider.Token, ""), http.StatusNotFound, "not_found")
+	servertest.MustAPIError(t, f.call(http.MethodGet, "/api/v1/bookings/"+itoa(b.ID), f.outsider.Token, ""), http.StatusNotFound, "not_found")
 
 	list := abDecode[struct{ Bookings []abBooking }](t, f.call(http.MethodGet, "/api/v1/bookings?mine=1&card_type=H800", member, ""), http.StatusOK)
 	if len(list.Bookings) != 1 || list.Bookings[0].ID != b.ID {
@@ -240,7 +241,7 @@ func TestBookingAPIHappyPath(t *testing.T) {
 	if rel.ReturnedFen <= 5850 || rel.ReturnedFen > 6000 {
 		t.Errorf("returned %d fen, want just under 6000", rel.ReturnedFen)
 	}
-	mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings/"+itoa(b.ID)+"/release", member, ""), http.StatusConflict, "conflict")
+	servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings/"+itoa(b.ID)+"/release", member, ""), http.StatusConflict, "conflict")
 
 	detail := abDecode[struct {
 		EstimateCardHours float64 `json:"estimate_card_hours"`
@@ -253,7 +254,7 @@ func TestBookingAPIHappyPath(t *testing.T) {
 	if detail.Usage.Bookings != 1 || detail.Usage.BookedCardHours < 0 || detail.Usage.BookedCardHours > 0.1 || detail.Usage.Deviation == "" {
 		t.Errorf("task usage after the release: %+v", detail.Usage)
 	}
-	mustAPIError(t, f.call(http.MethodGet, "/api/v1/tasks/"+itoa(task.ID), f.outsider.Token, ""), http.StatusNotFound, "not_found")
+	servertest.MustAPIError(t, f.call(http.MethodGet, "/api/v1/tasks/"+itoa(task.ID), f.outsider.Token, ""), http.StatusNotFound, "not_found")
 }
 
 // TestBookingAPIFullPoolIsConflict: with every card taken the answer is 409
@@ -264,7 +265,7 @@ func TestBookingAPIFullPoolIsConflict(t *testing.T) {
 	member := f.token(store.RoleMember)
 	abDecode[abBooking](t, f.call(http.MethodPost, "/api/v1/bookings", member, f.bookingBody(f.normal.ID, "H800", 3, 0, 2)), http.StatusCreated)
 	before := f.counts()
-	got := mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, f.bookingBody(f.normal.ID, "H800", 2, 1, 3)), http.StatusConflict, "conflict")
+	got := servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, f.bookingBody(f.normal.ID, "H800", 2, 1, 3)), http.StatusConflict, "conflict")
 	if want := web.T(web.LangEN, "booking.no_capacity", 2, 1); got.Error.Message != want {
 		t.Errorf("409 message %q, want %q", got.Error.Message, want)
 	}
@@ -311,22 +312,22 @@ func TestBookingAPIBadInputIs422AndWritesNothing(t *testing.T) {
 	before := f.counts()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, tc.body), http.StatusUnprocessableEntity, "invalid")
+			got := servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, tc.body), http.StatusUnprocessableEntity, "invalid")
 			if want := web.T(web.LangEN, tc.key); got.Error.Fields[tc.field] != want {
 				t.Errorf("fields = %v, want %s: %q", got.Error.Fields, tc.field, want)
 			}
 		})
 	}
 	// Malformed JSON and unknown fields are 422 too, not 400.
-	mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, `{"task_id":1,`), http.StatusUnprocessableEntity, "invalid")
-	mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, strings.TrimSuffix(f.bookingBody(task, "H800", 1, 0, 1), "}")+`,"cardz":2}`),
+	servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, `{"task_id":1,`), http.StatusUnprocessableEntity, "invalid")
+	servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, strings.TrimSuffix(f.bookingBody(task, "H800", 1, 0, 1), "}")+`,"cardz":2}`),
 		http.StatusUnprocessableEntity, "invalid")
 	if after := f.counts(); after != before {
 		t.Errorf("refused bookings changed the database: %+v → %+v", before, after)
 	}
 
 	// The same for a task and a quota with broken fields.
-	got := mustAPIError(t, f.call(http.MethodPost, "/api/v1/tasks", member,
+	got := servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/tasks", member,
 		`{"team":"nope","name":"x","priority":"urgent","estimate_card_hours":1,"data_readiness":"ready","data_ready_at":"soon"}`),
 		http.StatusUnprocessableEntity, "invalid")
 	for _, field := range []string{"team", "data_ready_at"} {
@@ -334,19 +335,19 @@ func TestBookingAPIBadInputIs422AndWritesNothing(t *testing.T) {
 			t.Errorf("task: no message for %s in %v", field, got.Error.Fields)
 		}
 	}
-	got = mustAPIError(t, f.call(http.MethodPost, "/api/v1/tasks", member,
+	got = servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/tasks", member,
 		`{"team":"llm","name":"","priority":"urgent","estimate_card_hours":0,"data_readiness":"ready"}`), http.StatusUnprocessableEntity, "invalid")
 	for _, field := range []string{"name", "priority", "estimate_card_hours"} {
 		if got.Error.Fields[field] == "" {
 			t.Errorf("task: no message for %s in %v", field, got.Error.Fields)
 		}
 	}
-	got = mustAPIError(t, f.call(http.MethodPost, "/api/v1/tasks", member,
+	got = servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/tasks", member,
 		`{"team":"vision","name":"sneaky","priority":"core","estimate_card_hours":5,"data_readiness":"ready"}`), http.StatusUnprocessableEntity, "invalid")
 	if got.Error.Fields["team"] != web.T(web.LangEN, "api.task_not_your_team") {
 		t.Errorf("task for another team: fields %v", got.Error.Fields)
 	}
-	got = mustAPIError(t, f.call(http.MethodPost, "/api/v1/quotas", f.token(store.RoleAdmin),
+	got = servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/quotas", f.token(store.RoleAdmin),
 		`{"team":"llm","card_type":"H800","card_hours":10,"valid_from":"yesterday","expires_at":"2030-01-01"}`), http.StatusUnprocessableEntity, "invalid")
 	if got.Error.Fields["valid_from"] == "" || got.Error.Fields["expires_at"] == "" {
 		t.Errorf("quota with malformed times: fields %v", got.Error.Fields)
@@ -365,12 +366,12 @@ func TestBookingAPIOverQuotaIsConflict(t *testing.T) {
 	member := f.token(store.RoleMember)
 	before := f.counts()
 
-	got := mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, f.bookingBody(f.normal.ID, "H800", 4, 0, 30)), http.StatusConflict, "conflict")
+	got := servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, f.bookingBody(f.normal.ID, "H800", 4, 0, 30)), http.StatusConflict, "conflict")
 	if want := web.T(web.LangEN, "quota.over_hours", "20.0"); got.Error.Message != want {
 		t.Errorf("over the hours: %q, want %q", got.Error.Message, want)
 	}
 	expiry := 30 * 24.0
-	got = mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, f.bookingBody(f.normal.ID, "H800", 1, expiry-2, expiry+24)), http.StatusConflict, "conflict")
+	got = servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, f.bookingBody(f.normal.ID, "H800", 1, expiry-2, expiry+24)), http.StatusConflict, "conflict")
 	if want := web.T(web.LangEN, "quota.past_expiry", "24.0"); got.Error.Message != want {
 		t.Errorf("past the expiry: %q, want %q", got.Error.Message, want)
 	}
@@ -380,9 +381,9 @@ func TestBookingAPIOverQuotaIsConflict(t *testing.T) {
 
 	// A member cannot override; the team's manager can, and it is audited.
 	withOverride := strings.TrimSuffix(f.bookingBody(f.normal.ID, "H800", 4, 0, 30), "}") + `,"override_quota":true}`
-	mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, withOverride), http.StatusConflict, "conflict")
+	servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", member, withOverride), http.StatusConflict, "conflict")
 	b := abDecode[abBooking](t, f.call(http.MethodPost, "/api/v1/bookings", f.token(store.RoleManager), withOverride), http.StatusCreated)
-	entries, _, err := f.e.st.FindAuditEntries(context.Background(), store.AuditFilter{Entity: "booking", EntityID: b.ID})
+	entries, _, err := f.e.St.FindAuditEntries(context.Background(), store.AuditFilter{Entity: "booking", EntityID: b.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +418,7 @@ func TestBookingAPIPreemptionIsVisibleToTheVictim(t *testing.T) {
 	if len(list.Bookings) != 1 || list.Bookings[0].ID != victim.ID {
 		t.Errorf("?state=preempted lists %+v", list.Bookings)
 	}
-	mustAPIError(t, f.call(http.MethodGet, "/api/v1/bookings?state=gone", member, ""), http.StatusUnprocessableEntity, "invalid")
+	servertest.MustAPIError(t, f.call(http.MethodGet, "/api/v1/bookings?state=gone", member, ""), http.StatusUnprocessableEntity, "invalid")
 }
 
 // TestBookingAPIAccess: a viewer may read but not book; no token is 401.
@@ -426,14 +427,14 @@ func TestBookingAPIAccess(t *testing.T) {
 	f := newABFleet(t, envOptions{}, 2, 1000)
 	body := f.bookingBody(f.normal.ID, "H800", 1, 0, 1)
 	before := f.counts()
-	mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", f.token(store.RoleViewer), body), http.StatusForbidden, "forbidden")
+	servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", f.token(store.RoleViewer), body), http.StatusForbidden, "forbidden")
 	// No token: 401 for a read and for a write (with no cookie there is no
 	// ambient credential for CSRF to protect), and for a token that is not one.
-	mustAPIError(t, f.call(http.MethodGet, "/api/v1/bookings", "", ""), http.StatusUnauthorized, "unauthorized")
-	mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", "cht_not-a-token", body), http.StatusUnauthorized, "unauthorized")
-	mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", "", body), http.StatusUnauthorized, "unauthorized")
-	mustAPIError(t, f.call(http.MethodPost, "/api/v1/tasks", f.token(store.RoleViewer), `{}`), http.StatusForbidden, "forbidden")
-	mustAPIError(t, f.call(http.MethodGet, "/api/v1/quotas", f.token(store.RoleMember), ""), http.StatusForbidden, "forbidden")
+	servertest.MustAPIError(t, f.call(http.MethodGet, "/api/v1/bookings", "", ""), http.StatusUnauthorized, "unauthorized")
+	servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", "cht_not-a-token", body), http.StatusUnauthorized, "unauthorized")
+	servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings", "", body), http.StatusUnauthorized, "unauthorized")
+	servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/tasks", f.token(store.RoleViewer), `{}`), http.StatusForbidden, "forbidden")
+	servertest.MustAPIError(t, f.call(http.MethodGet, "/api/v1/quotas", f.token(store.RoleMember), ""), http.StatusForbidden, "forbidden")
 	if after := f.counts(); after != before {
 		t.Errorf("refused requests changed the database: %+v → %+v", before, after)
 	}
@@ -442,7 +443,7 @@ func TestBookingAPIAccess(t *testing.T) {
 	}
 	// Another team's member may not touch this team's booking.
 	b := abDecode[abBooking](t, f.call(http.MethodPost, "/api/v1/bookings", f.token(store.RoleMember), body), http.StatusCreated)
-	mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings/"+itoa(b.ID)+"/cancel", f.outsider.Token, ""), http.StatusForbidden, "forbidden")
+	servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings/"+itoa(b.ID)+"/cancel", f.outsider.Token, ""), http.StatusForbidden, "forbidden")
 }
 
 // TestBookingAPIExtendCancelApprove: the other lifecycle actions.
@@ -455,13 +456,13 @@ func TestBookingAPIExtendCancelApprove(t *testing.T) {
 	if ext.End != f.at(2) {
 		t.Errorf("extended end %s, want %s", ext.End, f.at(2))
 	}
-	got := mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings/"+itoa(a.ID)+"/extend", member, `{"end":"later"}`), http.StatusUnprocessableEntity, "invalid")
+	got := servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings/"+itoa(a.ID)+"/extend", member, `{"end":"later"}`), http.StatusUnprocessableEntity, "invalid")
 	if got.Error.Fields["end"] != web.T(web.LangEN, "api.time_invalid") {
 		t.Errorf("extend with a malformed end: %v", got.Error.Fields)
 	}
 	// The cards are taken 2–3 h by another booking: extending into it conflicts.
 	abDecode[abBooking](t, f.call(http.MethodPost, "/api/v1/bookings", member, f.bookingBody(f.normal.ID, "H800", 2, 2, 3)), http.StatusCreated)
-	mustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings/"+itoa(a.ID)+"/extend", member, fmt.Sprintf(`{"end":%q}`, f.at(3))), http.StatusConflict, "conflict")
+	servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/bookings/"+itoa(a.ID)+"/extend", member, fmt.Sprintf(`{"end":%q}`, f.at(3))), http.StatusConflict, "conflict")
 
 	c := abDecode[abBooking](t, f.call(http.MethodPost, "/api/v1/bookings/"+itoa(a.ID)+"/cancel", member, ""), http.StatusOK)
 	if c.State != store.BookingCancelled {
@@ -470,7 +471,7 @@ func TestBookingAPIExtendCancelApprove(t *testing.T) {
 
 	// A team that needs approval: the member's booking waits for the manager.
 	ctx := abAdminCtx(f.e)
-	if _, err := f.e.st.UpdateTeam(ctx, f.llm.ID, store.TeamInput{Name: "llm", RequiresApproval: true}); err != nil {
+	if _, err := f.e.St.UpdateTeam(ctx, f.llm.ID, store.TeamInput{Name: "llm", RequiresApproval: true}); err != nil {
 		t.Fatal(err)
 	}
 	w := abDecode[abBooking](t, f.call(http.MethodPost, "/api/v1/bookings", member, f.bookingBody(f.normal.ID, "H800", 1, 5, 6)), http.StatusCreated)
@@ -490,7 +491,7 @@ func TestQuotaAPI(t *testing.T) {
 	f := newABFleet(t, envOptions{}, 2, 1000)
 	manager := f.token(store.RoleManager)
 	ctx := abAdminCtx(f.e)
-	a100, err := f.e.st.CreateCardType(ctx, store.CardTypeInput{Name: "A100", VRAMGiB: 80, TFLOPSBF16: 312, PriceFen: 900})
+	a100, err := f.e.St.CreateCardType(ctx, store.CardTypeInput{Name: "A100", VRAMGiB: 80, TFLOPSBF16: 312, PriceFen: 900})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,8 +510,8 @@ func TestQuotaAPI(t *testing.T) {
 	if q.Team != "llm" || q.CardType != "A100" || q.CardHours != 500 || q.MaxCards != 8 || q.RemainingCardHours != 500 {
 		t.Errorf("created quota: %+v", q)
 	}
-	mustAPIError(t, f.call(http.MethodPost, "/api/v1/quotas", manager, body), http.StatusConflict, "conflict")
-	mustAPIError(t, f.call(http.MethodPost, "/api/v1/quotas", manager, strings.Replace(body, `"llm"`, `"vision"`, 1)), http.StatusForbidden, "forbidden")
+	servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/quotas", manager, body), http.StatusConflict, "conflict")
+	servertest.MustAPIError(t, f.call(http.MethodPost, "/api/v1/quotas", manager, strings.Replace(body, `"llm"`, `"vision"`, 1)), http.StatusForbidden, "forbidden")
 
 	renewed := abDecode[quota](t, f.call(http.MethodPut, "/api/v1/quotas/"+itoa(q.ID), manager,
 		fmt.Sprintf(`{"card_hours":800,"max_cards":8,"valid_from":%q,"expires_at":%q}`, f.at(0), f.at(24*80))), http.StatusOK)
@@ -531,7 +532,7 @@ func TestQuotaAPI(t *testing.T) {
 	if len(all.Quotas) != 2 {
 		t.Errorf("the admin sees %d H800 quotas, want 2", len(all.Quotas))
 	}
-	mustAPIError(t, f.call(http.MethodPut, "/api/v1/quotas/"+itoa(all.Quotas[0].ID+1000), manager, body), http.StatusNotFound, "not_found")
+	servertest.MustAPIError(t, f.call(http.MethodPut, "/api/v1/quotas/"+itoa(all.Quotas[0].ID+1000), manager, body), http.StatusNotFound, "not_found")
 }
 
 // TestAvailabilityAPI: free cards per hour reflect the bookings.
@@ -559,7 +560,7 @@ func TestAvailabilityAPI(t *testing.T) {
 	for _, bad := range []struct{ query, field string }{
 		{"hours=0", "hours"}, {"hours=745", "hours"}, {"hours=x", "hours"}, {"from=today", "from"}, {"card_type=nope", "card_type"},
 	} {
-		got := mustAPIError(t, f.call(http.MethodGet, "/api/v1/availability?"+bad.query, f.token(store.RoleViewer), ""), http.StatusUnprocessableEntity, "invalid")
+		got := servertest.MustAPIError(t, f.call(http.MethodGet, "/api/v1/availability?"+bad.query, f.token(store.RoleViewer), ""), http.StatusUnprocessableEntity, "invalid")
 		if got.Error.Fields[bad.field] == "" {
 			t.Errorf("?%s: no message on %s: %v", bad.query, bad.field, got.Error.Fields)
 		}
@@ -596,7 +597,7 @@ func TestTaskAPIListsTheCallersTeams(t *testing.T) {
 	if upd.Priority != "core" || upd.EstimateCardHours != 80 {
 		t.Errorf("updated task: %+v", upd)
 	}
-	got := mustAPIError(t, f.call(http.MethodPut, "/api/v1/tasks/"+itoa(f.normal.ID), f.token(store.RoleMember),
+	got := servertest.MustAPIError(t, f.call(http.MethodPut, "/api/v1/tasks/"+itoa(f.normal.ID), f.token(store.RoleMember),
 		`{"team":"vision","name":"eval","priority":"core","estimate_card_hours":80,"data_readiness":"ready"}`), http.StatusUnprocessableEntity, "invalid")
 	if got.Error.Fields["team"] == "" {
 		t.Errorf("moving a task to another team: fields %v", got.Error.Fields)
@@ -619,7 +620,7 @@ func TestConcurrentAPIBookingsMatchCapacitySQLite(t *testing.T) {
 		go func(i int) {
 			defer wg.Done()
 			slot := float64(i % slots)
-			req, _ := http.NewRequest(http.MethodPost, f.e.ts.URL+"/api/v1/bookings", strings.NewReader(f.bookingBody(f.normal.ID, "H800", 1, slot, slot+1)))
+			req, _ := http.NewRequest(http.MethodPost, f.e.TS.URL+"/api/v1/bookings", strings.NewReader(f.bookingBody(f.normal.ID, "H800", 1, slot, slot+1)))
 			req.Header.Set("Authorization", "Bearer "+member)
 			req.Header.Set("Content-Type", "application/json")
 			res, err := http.DefaultClient.Do(req)
@@ -628,7 +629,7 @@ func TestConcurrentAPIBookingsMatchCapacitySQLite(t *testing.T) {
 				return
 			}
 			defer res.Body.Close()
-			var e apiErr
+			var e servertest.APIErr
 			_ = json.NewDecoder(res.Body).Decode(&e)
 			codes[i], bodies[i] = res.StatusCode, e.Error.Code
 		}(i)
@@ -647,7 +648,7 @@ func TestConcurrentAPIBookingsMatchCapacitySQLite(t *testing.T) {
 	if ok != cards*slots {
 		t.Errorf("%d bookings succeeded, want exactly %d", ok, cards*slots)
 	}
-	if n := abOverlaps(t, f.e.st); n != 0 {
+	if n := abOverlaps(t, f.e.St); n != 0 {
 		t.Errorf("%d overlapping held card assignments", n)
 	}
 }
@@ -670,7 +671,7 @@ func abOverlaps(t testing.TB, st *store.Store) int64 {
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	r := e.client().get("/api/v1/openapi.json")
+	r := e.Client().Get("/api/v1/openapi.json")
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("GET /api/v1/openapi.json: %d", r.StatusCode)
 	}
@@ -698,9 +699,9 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	if doc.Components.Schemas["Error"] == nil {
 		t.Error("no Error schema")
 	}
-	param := strings.NewReplacer(":id", "{id}", ":user_id", "{user_id}")
+	param := strings.NewReplacer(":id", "{id}", ":user_id", "{user_id}", "*", "{path}")
 	routed := map[string]bool{}
-	for _, rt := range e.srv.Routes() {
+	for _, rt := range e.Srv.Routes() {
 		if !strings.HasPrefix(rt.Path, "/api/v1/") {
 			continue
 		}
@@ -711,14 +712,18 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 		routed[m+" "+p] = true
 		op := doc.Paths[p][m]
 		if op == nil {
-			t.Errorf("%s %s is in the route table but not in /api/v1/openapi.json: add it to apiOps in server/openapi.go", rt.Method, rt.Path)
+			t.Errorf("%s %s is in the route table but not in /api/v1/openapi.json: give its route entry an API description", rt.Method, rt.Path)
 			continue
 		}
-		if op["x-access"] != rt.Access.String() {
+		access := rt.Access
+		if rt.Gate.Set() {
+			access = rt.Gate
+		}
+		if op["x-access"] != access.String() {
 			t.Errorf("%s %s: documented access %v, the route table says %s", rt.Method, rt.Path, op["x-access"], rt.Access)
 		}
 		responses, _ := op["responses"].(map[string]any)
-		if len(responses) < 2 && rt.Access != server.Public {
+		if len(responses) < 2 && rt.Access != route.Public {
 			t.Errorf("%s %s: documents %d responses, want success and errors", rt.Method, rt.Path, len(responses))
 		}
 	}

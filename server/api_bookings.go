@@ -8,19 +8,22 @@ import (
 
 	"cardhour/errs"
 	"cardhour/money"
+	"cardhour/schedule"
+	"cardhour/server/request"
+	"cardhour/server/scope"
 	"cardhour/store"
 )
 
 // bookingRequest is the body of POST /api/v1/bookings. Times are read as
 // text and parsed here, so a malformed one is a field message (422).
 type bookingRequest struct {
-	TaskID        int64   `json:"task_id"`
-	CardType      ref     `json:"card_type"`
-	Count         int     `json:"count"`
-	Start         *string `json:"start" format:"date-time"`
-	End           *string `json:"end" format:"date-time"`
-	Queue         bool    `json:"queue"`
-	OverrideQuota bool    `json:"override_quota"`
+	TaskID        int64       `json:"task_id"`
+	CardType      request.Ref `json:"card_type"`
+	Count         int         `json:"count"`
+	Start         *string     `json:"start" format:"date-time"`
+	End           *string     `json:"end" format:"date-time"`
+	Queue         bool        `json:"queue"`
+	OverrideQuota bool        `json:"override_quota"`
 }
 
 // extendRequest is the body of POST /api/v1/bookings/{id}/extend.
@@ -55,29 +58,9 @@ func toBookingJSON(v store.BookingView) bookingJSON {
 var bookingStates = []string{store.BookingPending, store.BookingConfirmed, store.BookingActive, store.BookingCompleted,
 	store.BookingReleased, store.BookingCancelled, store.BookingPreempted, store.BookingNoShow}
 
-// visibleBooking loads a booking the user may read: their own, their teams',
-// or any for an admin. Others' bookings are not found.
-func (s *Server) visibleBooking(c echo.Context, id int64) (*store.BookingView, error) {
-	b, err := s.store.FindBookingByID(c.Request().Context(), id)
-	if err != nil {
-		return nil, err
-	}
-	if b.UserID == mustUser(c).ID {
-		return b, nil
-	}
-	teams, err := s.visibleTeams(c)
-	if err != nil {
-		return nil, err
-	}
-	if !sees(teams, b.TeamID) {
-		return nil, errs.E(errs.NotFound, "server.visibleBooking", "booking.not_found")
-	}
-	return b, nil
-}
-
 func (s *Server) apiListBookings(c echo.Context) error {
 	v := errs.NewValidation("server.apiListBookings")
-	teams, err := s.visibleTeams(c)
+	teams, err := scope.Teams(c, s.store)
 	if err != nil {
 		return err
 	}
@@ -85,24 +68,24 @@ func (s *Server) apiListBookings(c echo.Context) error {
 	switch strings.ToLower(strings.TrimSpace(c.QueryParam("mine"))) {
 	case "", "0", "false", "no":
 	case "1", "true", "yes":
-		f.UserID = mustUser(c).ID
+		f.UserID = request.User(c).ID
 	default:
 		v.Add("mine", "api.bool_invalid")
 	}
-	team, err := s.resolveTeam(c, queryRef(c, "team"), "team", v)
+	team, err := request.TeamID(c.Request().Context(), s.store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return err
 	}
 	if team != 0 {
-		if !sees(teams, team) {
+		if !scope.Sees(teams, team) {
 			return c.JSON(http.StatusOK, map[string]any{"bookings": []bookingJSON{}})
 		}
 		f.TeamIDs = []int64{team}
 	}
-	if f.CardTypeID, err = s.resolveCardType(c, queryRef(c, "card_type"), "card_type", v); err != nil {
+	if f.CardTypeID, err = request.CardTypeID(c.Request().Context(), s.store, request.QueryRef(c, "card_type"), "card_type", v); err != nil {
 		return err
 	}
-	f.TaskID = int64(queryInt(c, "task_id", 0, 1, 1<<31-1, "error.id", v))
+	f.TaskID = int64(request.QueryInt(c, "task_id", 0, 1, 1<<31-1, "error.id", v))
 	if raw := strings.TrimSpace(c.QueryParam("state")); raw != "" {
 		for _, st := range strings.Split(raw, ",") {
 			st = strings.TrimSpace(st)
@@ -114,11 +97,11 @@ func (s *Server) apiListBookings(c echo.Context) error {
 			f.States = append(f.States, st)
 		}
 	}
-	f.From, f.To = queryTime(c, "from", v), queryTime(c, "to", v)
+	f.From, f.To = request.QueryTime(c, "from", v), request.QueryTime(c, "to", v)
 	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
 		v.Add("to", "booking.end_before_start")
 	}
-	f.Limit = queryInt(c, "limit", 500, 1, 1000, "api.limit_range", v)
+	f.Limit = request.QueryInt(c, "limit", 500, 1, 1000, "api.limit_range", v)
 	if err := v.Err(); err != nil {
 		return err
 	}
@@ -134,11 +117,11 @@ func (s *Server) apiListBookings(c echo.Context) error {
 }
 
 func (s *Server) apiGetBooking(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	b, err := s.visibleBooking(c, id)
+	b, err := scope.Booking(c, s.store, id)
 	if err != nil {
 		return err
 	}
@@ -147,15 +130,15 @@ func (s *Server) apiGetBooking(c echo.Context) error {
 
 func (s *Server) apiCreateBooking(c echo.Context) error {
 	var req bookingRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	v := errs.NewValidation("server.apiCreateBooking")
 	// A name is looked up by the store with the task, in one query.
-	in := store.BookingRequest{TaskID: req.TaskID, CardTypeID: req.CardType.id, CardTypeName: req.CardType.name, Count: req.Count,
-		Start: parseAPITime(req.Start, "start", v), End: parseAPITime(req.End, "end", v),
+	in := store.BookingRequest{TaskID: req.TaskID, CardTypeID: req.CardType.ID(), CardTypeName: req.CardType.Name(), Count: req.Count,
+		Start: request.Time(req.Start, "start", v), End: request.Time(req.End, "end", v),
 		Queue: req.Queue, OverrideQuota: req.OverrideQuota}
-	v.Check(req.CardType.set && (req.CardType.name != "" || req.CardType.id > 0), "card_type", "cardtype.not_found")
+	v.Check(req.CardType.Set() && (req.CardType.Name() != "" || req.CardType.ID() > 0), "card_type", "cardtype.not_found")
 	if err := v.Err(); err != nil {
 		return err
 	}
@@ -182,7 +165,7 @@ func (s *Server) bookingView(c echo.Context, id int64) (bookingJSON, error) {
 }
 
 func (s *Server) apiReleaseBooking(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -194,12 +177,12 @@ func (s *Server) apiReleaseBooking(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, releaseJSON{bookingJSON: b, ReturnedCardHours: hoursOf(res.ReturnedCardSeconds),
+	return c.JSON(http.StatusOK, releaseJSON{bookingJSON: b, ReturnedCardHours: schedule.CardHours(res.ReturnedCardSeconds),
 		ReturnedFen: res.ReturnedFen, ReturnedYuan: money.Fen(res.ReturnedFen).Plain()})
 }
 
 func (s *Server) apiCancelBooking(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -214,16 +197,16 @@ func (s *Server) apiCancelBooking(c echo.Context) error {
 }
 
 func (s *Server) apiExtendBooking(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	var req extendRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	v := errs.NewValidation("server.apiExtendBooking")
-	end := parseAPITime(req.End, "end", v)
+	end := request.Time(req.End, "end", v)
 	if req.End == nil || strings.TrimSpace(*req.End) == "" {
 		v.Add("end", "booking.end_required")
 	}
@@ -241,7 +224,7 @@ func (s *Server) apiExtendBooking(c echo.Context) error {
 }
 
 func (s *Server) apiApproveBooking(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}

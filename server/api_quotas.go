@@ -6,30 +6,31 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/request"
 	"cardhour/store"
 )
 
 // quotaRequest is the body of POST and PUT /api/v1/quotas: team and card
 // type by name or id, times as RFC 3339 text.
 type quotaRequest struct {
-	Team      ref     `json:"team"`
-	CardType  ref     `json:"card_type"`
-	CardHours float64 `json:"card_hours"`
-	MaxCards  int     `json:"max_cards"`
-	ValidFrom *string `json:"valid_from" format:"date-time"`
-	ExpiresAt *string `json:"expires_at" format:"date-time"`
-	Note      string  `json:"note"`
+	Team      request.Ref `json:"team"`
+	CardType  request.Ref `json:"card_type"`
+	CardHours float64     `json:"card_hours"`
+	MaxCards  int         `json:"max_cards"`
+	ValidFrom *string     `json:"valid_from" format:"date-time"`
+	ExpiresAt *string     `json:"expires_at" format:"date-time"`
+	Note      string      `json:"note"`
 }
 
 func (s *Server) quotaInput(c echo.Context, r quotaRequest) (store.QuotaInput, error) {
 	v := errs.NewValidation("server.quotaInput")
 	in := store.QuotaInput{CardHours: r.CardHours, MaxCards: r.MaxCards, Note: r.Note,
-		ValidFrom: parseAPITime(r.ValidFrom, "valid_from", v), ExpiresAt: parseAPITime(r.ExpiresAt, "expires_at", v)}
+		ValidFrom: request.Time(r.ValidFrom, "valid_from", v), ExpiresAt: request.Time(r.ExpiresAt, "expires_at", v)}
 	var err error
-	if in.TeamID, err = s.resolveTeam(c, r.Team, "team", v); err != nil {
+	if in.TeamID, err = request.TeamID(c.Request().Context(), s.store, r.Team, "team", v); err != nil {
 		return in, err
 	}
-	if in.CardTypeID, err = s.resolveCardType(c, r.CardType, "card_type", v); err != nil {
+	if in.CardTypeID, err = request.CardTypeID(c.Request().Context(), s.store, r.CardType, "card_type", v); err != nil {
 		return in, err
 	}
 	return in, v.Err()
@@ -39,7 +40,7 @@ func (s *Server) quotaInput(c echo.Context, r quotaRequest) (store.QuotaInput, e
 // admins), narrowed by f.
 func (s *Server) managedQuotas(c echo.Context, f store.QuotaFilter) ([]store.QuotaView, error) {
 	ctx := c.Request().Context()
-	teams, err := s.store.ManagedTeamIDs(ctx, mustUser(c))
+	teams, err := s.store.ManagedTeamIDs(ctx, request.User(c))
 	if err != nil {
 		return nil, err
 	}
@@ -67,11 +68,11 @@ func (s *Server) quotaView(c echo.Context, id int64) (*store.QuotaView, error) {
 func (s *Server) apiListQuotas(c echo.Context) error {
 	v := errs.NewValidation("server.apiListQuotas")
 	var f store.QuotaFilter
-	team, err := s.resolveTeam(c, queryRef(c, "team"), "team", v)
+	team, err := request.TeamID(c.Request().Context(), s.store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return err
 	}
-	if f.CardTypeID, err = s.resolveCardType(c, queryRef(c, "card_type"), "card_type", v); err != nil {
+	if f.CardTypeID, err = request.CardTypeID(c.Request().Context(), s.store, request.QueryRef(c, "card_type"), "card_type", v); err != nil {
 		return err
 	}
 	if err := v.Err(); err != nil {
@@ -92,7 +93,7 @@ func (s *Server) apiListQuotas(c echo.Context) error {
 
 func (s *Server) apiCreateQuota(c echo.Context) error {
 	var req quotaRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	in, err := s.quotaInput(c, req)
@@ -111,7 +112,7 @@ func (s *Server) apiCreateQuota(c echo.Context) error {
 }
 
 func (s *Server) apiUpdateQuota(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -120,7 +121,7 @@ func (s *Server) apiUpdateQuota(c echo.Context) error {
 		return err
 	}
 	var req quotaRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	in, err := s.quotaInput(c, req)

@@ -7,26 +7,29 @@ import (
 
 	"cardhour/errs"
 	"cardhour/money"
+	"cardhour/schedule"
+	"cardhour/server/request"
+	"cardhour/server/scope"
 	"cardhour/store"
 )
 
 // taskRequest is the body of POST and PUT /api/v1/tasks: the team, image and
 // card types by name or id, times as RFC 3339 text.
 type taskRequest struct {
-	Team              ref     `json:"team"`
-	TeamID            int64   `json:"team_id"`
-	Name              string  `json:"name"`
-	Priority          string  `json:"priority"`
-	EstimateCardHours float64 `json:"estimate_card_hours"`
-	DataReadiness     string  `json:"data_readiness"`
-	DataReadyAt       *string `json:"data_ready_at" format:"date-time"`
-	VRAMGiB           float64 `json:"vram_gib"`
-	Precision         string  `json:"precision"`
-	CardTypes         []ref   `json:"card_types"`
-	CardTypeIDs       []int64 `json:"card_type_ids"`
-	Image             ref     `json:"image"`
-	ImageID           *int64  `json:"image_id"`
-	Notes             string  `json:"notes"`
+	Team              request.Ref   `json:"team"`
+	TeamID            int64         `json:"team_id"`
+	Name              string        `json:"name"`
+	Priority          string        `json:"priority"`
+	EstimateCardHours float64       `json:"estimate_card_hours"`
+	DataReadiness     string        `json:"data_readiness"`
+	DataReadyAt       *string       `json:"data_ready_at" format:"date-time"`
+	VRAMGiB           float64       `json:"vram_gib"`
+	Precision         string        `json:"precision"`
+	CardTypes         []request.Ref `json:"card_types"`
+	CardTypeIDs       []int64       `json:"card_type_ids"`
+	Image             request.Ref   `json:"image"`
+	ImageID           *int64        `json:"image_id"`
+	Notes             string        `json:"notes"`
 }
 
 // taskFieldNames maps the store's field names to this API's.
@@ -41,7 +44,7 @@ func (s *Server) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (stor
 		DataReadiness: r.DataReadiness, VRAMGiB: r.VRAMGiB, Precision: r.Precision,
 		CardTypeIDs: r.CardTypeIDs, ImageID: r.ImageID, Notes: r.Notes,
 	}
-	team, err := s.resolveTeam(c, r.Team, "team", v)
+	team, err := request.TeamID(c.Request().Context(), s.store, r.Team, "team", v)
 	if err != nil {
 		return in, err
 	}
@@ -58,7 +61,7 @@ func (s *Server) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (stor
 		v.Add("team", "task.team_required")
 	}
 	for _, ct := range r.CardTypes {
-		id, err := s.resolveCardType(c, ct, "card_types", v)
+		id, err := request.CardTypeID(c.Request().Context(), s.store, ct, "card_types", v)
 		if err != nil {
 			return in, err
 		}
@@ -66,7 +69,7 @@ func (s *Server) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (stor
 			in.CardTypeIDs = append(in.CardTypeIDs, id)
 		}
 	}
-	img, err := s.resolveImage(c, r.Image, "image", v)
+	img, err := request.ImageID(c.Request().Context(), s.store, r.Image, "image", v)
 	if err != nil {
 		return in, err
 	}
@@ -76,18 +79,18 @@ func (s *Server) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (stor
 	case img != nil:
 		in.ImageID = img
 	}
-	if at := parseAPITime(r.DataReadyAt, "data_ready_at", v); !at.IsZero() {
+	if at := request.Time(r.DataReadyAt, "data_ready_at", v); !at.IsZero() {
 		in.DataReadyAt = &at
 	}
 	if err := v.Err(); err != nil {
 		return in, err
 	}
 	// Only teams the user may book for: a task is the start of a booking.
-	teams, err := s.store.BookableTeamIDs(c.Request().Context(), mustUser(c))
+	teams, err := s.store.BookableTeamIDs(c.Request().Context(), request.User(c))
 	if err != nil {
 		return in, err
 	}
-	if !sees(teams, in.TeamID) {
+	if !scope.Sees(teams, in.TeamID) {
 		return in, &errs.Error{Code: errs.Invalid, Op: "server.taskInput", Key: "api.task_not_your_team",
 			Fields: map[string]string{"team": "api.task_not_your_team"}}
 	}
@@ -127,10 +130,10 @@ func toTaskJSON(t store.Task) taskJSON {
 
 func toTaskUsageJSON(t store.Task, u store.TaskUsage) taskUsageJSON {
 	return taskUsageJSON{
-		BookedCardHours:    hoursOf(u.BookedCardSeconds),
-		ElapsedCardHours:   hoursOf(u.ElapsedCardSeconds),
-		WaitingCardHours:   hoursOf(u.WaitingCardSeconds),
-		RemainingCardHours: hoursOf(max(t.EstimateCardSeconds-u.BookedCardSeconds-u.WaitingCardSeconds, 0)),
+		BookedCardHours:    schedule.CardHours(u.BookedCardSeconds),
+		ElapsedCardHours:   schedule.CardHours(u.ElapsedCardSeconds),
+		WaitingCardHours:   schedule.CardHours(u.WaitingCardSeconds),
+		RemainingCardHours: schedule.CardHours(max(t.EstimateCardSeconds-u.BookedCardSeconds-u.WaitingCardSeconds, 0)),
 		CostFen:            u.CostFen,
 		CostYuan:           money.Fen(u.CostFen).Plain(),
 		Bookings:           u.Bookings,
@@ -138,31 +141,14 @@ func toTaskUsageJSON(t store.Task, u store.TaskUsage) taskUsageJSON {
 	}
 }
 
-// visibleTask loads a task the user may read; others' tasks are not found,
-// so ids do not reveal what other teams work on.
-func (s *Server) visibleTask(c echo.Context, id int64) (*store.Task, error) {
-	t, err := s.store.FindTaskByID(c.Request().Context(), id)
-	if err != nil {
-		return nil, err
-	}
-	teams, err := s.visibleTeams(c)
-	if err != nil {
-		return nil, err
-	}
-	if !sees(teams, t.TeamID) {
-		return nil, errs.E(errs.NotFound, "server.visibleTask", "task.not_found")
-	}
-	return t, nil
-}
-
 func (s *Server) apiListTasks(c echo.Context) error {
 	v := errs.NewValidation("server.apiListTasks")
-	teams, err := s.visibleTeams(c)
+	teams, err := scope.Teams(c, s.store)
 	if err != nil {
 		return err
 	}
 	f := store.TaskFilter{TeamIDs: teams}
-	team, err := s.resolveTeam(c, queryRef(c, "team"), "team", v)
+	team, err := request.TeamID(c.Request().Context(), s.store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return err
 	}
@@ -182,11 +168,11 @@ func (s *Server) apiListTasks(c echo.Context) error {
 }
 
 func (s *Server) apiGetTask(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	t, err := s.visibleTask(c, id)
+	t, err := scope.Task(c, s.store, id)
 	if err != nil {
 		return err
 	}
@@ -199,7 +185,7 @@ func (s *Server) apiGetTask(c echo.Context) error {
 
 func (s *Server) apiCreateTask(c echo.Context) error {
 	var req taskRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	in, err := s.taskInput(c, req, 0)
@@ -208,22 +194,22 @@ func (s *Server) apiCreateTask(c echo.Context) error {
 	}
 	t, err := s.store.CreateTask(c.Request().Context(), in)
 	if err != nil {
-		return renameFields(err, taskFieldNames)
+		return request.RenameFields(err, taskFieldNames)
 	}
 	return c.JSON(http.StatusCreated, toTaskJSON(*t))
 }
 
 func (s *Server) apiUpdateTask(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	current, err := s.visibleTask(c, id)
+	current, err := scope.Task(c, s.store, id)
 	if err != nil {
 		return err
 	}
 	var req taskRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	in, err := s.taskInput(c, req, current.TeamID)
@@ -232,7 +218,7 @@ func (s *Server) apiUpdateTask(c echo.Context) error {
 	}
 	t, err := s.store.UpdateTask(c.Request().Context(), id, in)
 	if err != nil {
-		return renameFields(err, taskFieldNames)
+		return request.RenameFields(err, taskFieldNames)
 	}
 	return c.JSON(http.StatusOK, toTaskJSON(*t))
 }

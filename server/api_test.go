@@ -11,54 +11,10 @@ import (
 	"testing"
 
 	"cardhour/server"
+	"cardhour/server/servertest"
 	"cardhour/store"
 	"cardhour/web"
 )
-
-// apiErr is the JSON body of every /api error.
-type apiErr struct {
-	Error struct {
-		Code    string            `json:"code"`
-		Message string            `json:"message"`
-		Fields  map[string]string `json:"fields"`
-	} `json:"error"`
-}
-
-// apiCall sends a JSON request with a bearer token ("" for none).
-func (c *client) apiCall(method, path, token, body string) response {
-	c.t.Helper()
-	h := http.Header{"Accept": {"application/json"}}
-	if token != "" {
-		h.Set("Authorization", "Bearer "+token)
-	}
-	if body != "" {
-		h.Set("Content-Type", "application/json")
-	}
-	return c.do(method, path, strings.NewReader(body), h)
-}
-
-// mustAPIError checks status and that the body is the portal's JSON error
-// with code; it returns the decoded error.
-func mustAPIError(tb testing.TB, r response, status int, code string) apiErr {
-	tb.Helper()
-	if r.StatusCode != status {
-		tb.Fatalf("%s %s: status %d, want %d; body:\n%s", r.Request.Method, r.Request.URL.Path, r.StatusCode, status, r)
-	}
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		tb.Errorf("%s: Content-Type %q, want application/json", r.Request.URL.Path, ct)
-	}
-	var e apiErr
-	if err := json.Unmarshal(r.Body, &e); err != nil {
-		tb.Fatalf("%s: body is not JSON: %v\n%s", r.Request.URL.Path, err, r)
-	}
-	if e.Error.Code != code {
-		tb.Errorf("%s: error code %q, want %q; body: %s", r.Request.URL.Path, e.Error.Code, code, r)
-	}
-	if e.Error.Message == "" {
-		tb.Errorf("%s: error without a message: %s", r.Request.URL.Path, r)
-	}
-	return e
-}
 
 func hasRoute(srv *server.Server, method, path string) bool {
 	for _, r := range srv.Routes() {
@@ -92,31 +48,31 @@ func countAudit(tb testing.TB, st *store.Store) int64 {
 func TestAPIRefusesRequestsWithoutAValidToken(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c := e.client()
+	c := e.Client()
 	paths := []string{"/api/v1/card-types", "/api/v1/me"}
-	if hasRoute(e.srv, http.MethodGet, "/api/v1/cards") {
+	if hasRoute(e.Srv, http.MethodGet, "/api/v1/cards") {
 		paths = append(paths, "/api/v1/cards")
 	}
 	for _, p := range paths {
-		got := mustAPIError(t, c.apiCall(http.MethodGet, p, "", ""), http.StatusUnauthorized, "unauthorized")
+		got := servertest.MustAPIError(t, c.APICall(http.MethodGet, p, "", ""), http.StatusUnauthorized, "unauthorized")
 		if want := web.T(web.LangZH, "auth.required"); got.Error.Message != want {
 			t.Errorf("GET %s without a token: message %q, want %q", p, got.Error.Message, want)
 		}
-		mustAPIError(t, c.apiCall(http.MethodGet, p, "cht_NOTAREALTOKEN", ""), http.StatusUnauthorized, "unauthorized")
+		servertest.MustAPIError(t, c.APICall(http.MethodGet, p, "cht_NOTAREALTOKEN", ""), http.StatusUnauthorized, "unauthorized")
 	}
 
 	ctx := context.Background()
-	tok, secret, err := e.st.CreateAPIToken(ctx, e.users["admin"].ID, "soon revoked", store.TokenUser)
+	tok, secret, err := e.St.CreateAPIToken(ctx, e.Users["admin"].ID, "soon revoked", store.TokenUser)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := c.apiCall(http.MethodGet, "/api/v1/me", secret, ""); r.StatusCode != http.StatusOK {
+	if r := c.APICall(http.MethodGet, "/api/v1/me", secret, ""); r.StatusCode != http.StatusOK {
 		t.Fatalf("fresh token: status %d: %s", r.StatusCode, r)
 	}
-	if err := e.st.RevokeAPIToken(ctx, tok.ID, 0); err != nil {
+	if err := e.St.RevokeAPIToken(ctx, tok.ID, 0); err != nil {
 		t.Fatal(err)
 	}
-	got := mustAPIError(t, c.apiCall(http.MethodGet, "/api/v1/me", secret, ""), http.StatusUnauthorized, "unauthorized")
+	got := servertest.MustAPIError(t, c.APICall(http.MethodGet, "/api/v1/me", secret, ""), http.StatusUnauthorized, "unauthorized")
 	if want := web.T(web.LangZH, "auth.token_invalid"); got.Error.Message != want {
 		t.Errorf("revoked token: message %q, want %q", got.Error.Message, want)
 	}
@@ -126,18 +82,18 @@ func TestAPIRefusesRequestsWithoutAValidToken(t *testing.T) {
 // lists the cards (and the card types); the token's owner is who /me says.
 func TestAPITokenListsCards(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{demo: true})
-	c := e.client()
-	cards, err := e.st.FindCards(context.Background(), store.CardFilter{})
+	e := newEnv(t, envOptions{Demo: true})
+	c := e.Client()
+	cards, err := e.St.FindCards(context.Background(), store.CardFilter{})
 	if err != nil || len(cards) == 0 {
 		t.Fatalf("demo fleet has no cards (%v)", err)
 	}
 
-	if !hasRoute(e.srv, http.MethodGet, "/api/v1/cards") {
+	if !hasRoute(e.Srv, http.MethodGet, "/api/v1/cards") {
 		t.Fatal("GET /api/v1/cards is not in the route table; the issue's acceptance needs it (registerAdminAPI in server/admin_more.go)")
 	}
 	for _, role := range roles {
-		r := c.apiCall(http.MethodGet, "/api/v1/cards", e.users[role].Token, "")
+		r := c.APICall(http.MethodGet, "/api/v1/cards", e.Users[role].Token, "")
 		if r.StatusCode != http.StatusOK {
 			t.Fatalf("GET /api/v1/cards as %s: status %d: %s", role, r.StatusCode, r)
 		}
@@ -151,7 +107,7 @@ func TestAPITokenListsCards(t *testing.T) {
 		}
 	}
 
-	r := c.apiCall(http.MethodGet, "/api/v1/card-types", e.users["viewer"].Token, "")
+	r := c.APICall(http.MethodGet, "/api/v1/card-types", e.Users["viewer"].Token, "")
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("GET /api/v1/card-types: %d: %s", r.StatusCode, r)
 	}
@@ -166,18 +122,18 @@ func TestAPITokenListsCards(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &list); err != nil {
 		t.Fatalf("card types JSON: %v", err)
 	}
-	if len(list.CardTypes) != countCardTypes(t, e.st) || len(list.CardTypes) == 0 {
-		t.Errorf("listed %d card types, the store has %d", len(list.CardTypes), countCardTypes(t, e.st))
+	if len(list.CardTypes) != countCardTypes(t, e.St) || len(list.CardTypes) == 0 {
+		t.Errorf("listed %d card types, the store has %d", len(list.CardTypes), countCardTypes(t, e.St))
 	}
 
-	r = c.apiCall(http.MethodGet, "/api/v1/me", e.users["member"].Token, "")
+	r = c.APICall(http.MethodGet, "/api/v1/me", e.Users["member"].Token, "")
 	var me struct {
 		User struct {
 			Username string `json:"username"`
 			Role     string `json:"role"`
 		} `json:"user"`
 	}
-	if err := json.Unmarshal(r.Body, &me); err != nil || me.User.Username != e.users["member"].Username || me.User.Role != "member" {
+	if err := json.Unmarshal(r.Body, &me); err != nil || me.User.Username != e.Users["member"].Username || me.User.Role != "member" {
 		t.Errorf("GET /api/v1/me with the member's token: %d %s", r.StatusCode, r)
 	}
 	if strings.Contains(r.String(), `"password"`) || strings.Contains(r.String(), "hash") {
@@ -190,11 +146,11 @@ func TestAPITokenListsCards(t *testing.T) {
 func TestAPIRejectsInvalidCardTypeWithFields(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c := e.client()
-	admin := e.users["admin"].Token
-	types, audits := countCardTypes(t, e.st), countAudit(t, e.st)
+	c := e.Client()
+	admin := e.Users["admin"].Token
+	types, audits := countCardTypes(t, e.St), countAudit(t, e.St)
 
-	got := mustAPIError(t, c.apiCall(http.MethodPost, "/api/v1/card-types", admin,
+	got := servertest.MustAPIError(t, c.APICall(http.MethodPost, "/api/v1/card-types", admin,
 		`{"name":"  ","vram_gib":0,"price_fen":-5,"tflops_fp8":-1}`), http.StatusUnprocessableEntity, "invalid")
 	for _, f := range []string{"name", "vram_gib", "price", "tflops_fp8"} {
 		if got.Error.Fields[f] == "" {
@@ -205,16 +161,16 @@ func TestAPIRejectsInvalidCardTypeWithFields(t *testing.T) {
 		t.Errorf("fields.name = %q, want %q", got.Error.Fields["name"], want)
 	}
 
-	got = mustAPIError(t, c.apiCall(http.MethodPost, "/api/v1/card-types?lang=en", admin,
+	got = servertest.MustAPIError(t, c.APICall(http.MethodPost, "/api/v1/card-types?lang=en", admin,
 		`{"name":"X","vram_gib":80,"price_yuan":"abc","tflops_bf16":1}`), http.StatusUnprocessableEntity, "invalid")
 	if want := web.T(web.LangEN, "cardtype.price_range"); got.Error.Fields["price_yuan"] != want {
 		t.Errorf("fields.price_yuan = %q, want the English %q", got.Error.Fields["price_yuan"], want)
 	}
 
-	if n := countCardTypes(t, e.st); n != types {
+	if n := countCardTypes(t, e.St); n != types {
 		t.Errorf("card types: %d after rejected requests, want %d", n, types)
 	}
-	if n := countAudit(t, e.st); n != audits {
+	if n := countAudit(t, e.St); n != audits {
 		t.Errorf("audit entries: %d after rejected requests, want %d", n, audits)
 	}
 }
@@ -224,9 +180,9 @@ func TestAPIRejectsInvalidCardTypeWithFields(t *testing.T) {
 func TestAPIRejectsMalformedJSON(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c := e.client()
-	admin := e.users["admin"].Token
-	types := countCardTypes(t, e.st)
+	c := e.Client()
+	admin := e.Users["admin"].Token
+	types := countCardTypes(t, e.St)
 	for name, body := range map[string]string{
 		"truncated":     `{"name":"NVIDIA H20 96GB","vram_gib":`,
 		"not JSON":      `name=NVIDIA`,
@@ -237,16 +193,16 @@ func TestAPIRejectsMalformedJSON(t *testing.T) {
 		"empty":         ``,
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := c.do(http.MethodPost, "/api/v1/card-types", strings.NewReader(body), http.Header{
+			r := c.Do(http.MethodPost, "/api/v1/card-types", strings.NewReader(body), http.Header{
 				"Authorization": {"Bearer " + admin}, "Content-Type": {"application/json"},
 			})
 			if r.StatusCode != http.StatusBadRequest && r.StatusCode != http.StatusUnprocessableEntity {
 				t.Fatalf("status %d, want 400 or 422; body: %s", r.StatusCode, r)
 			}
-			mustAPIError(t, r, r.StatusCode, "invalid")
+			servertest.MustAPIError(t, r, r.StatusCode, "invalid")
 		})
 	}
-	if n := countCardTypes(t, e.st); n != types {
+	if n := countCardTypes(t, e.St); n != types {
 		t.Errorf("card types: %d after malformed requests, want %d", n, types)
 	}
 }
@@ -254,10 +210,10 @@ func TestAPIRejectsMalformedJSON(t *testing.T) {
 func TestAPIDuplicateCardTypeNameIsConflict(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c := e.client()
-	admin := e.users["admin"].Token
+	c := e.Client()
+	admin := e.Users["admin"].Token
 	const body = `{"name":"NVIDIA H20 96GB","vram_gib":96,"price_yuan":"9.5","tflops_bf16":148}`
-	r := c.apiCall(http.MethodPost, "/api/v1/card-types", admin, body)
+	r := c.APICall(http.MethodPost, "/api/v1/card-types", admin, body)
 	if r.StatusCode != http.StatusCreated {
 		t.Fatalf("create: status %d: %s", r.StatusCode, r)
 	}
@@ -269,30 +225,30 @@ func TestAPIDuplicateCardTypeNameIsConflict(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &created); err != nil || created.PriceFen != 950 {
 		t.Errorf("created card type: price_fen %d, want 950 (9.5 yuan); body %s", created.PriceFen, r)
 	}
-	types := countCardTypes(t, e.st)
-	mustAPIError(t, c.apiCall(http.MethodPost, "/api/v1/card-types", admin, body), http.StatusConflict, "conflict")
-	mustAPIError(t, c.apiCall(http.MethodPost, "/api/v1/card-types", admin,
+	types := countCardTypes(t, e.St)
+	servertest.MustAPIError(t, c.APICall(http.MethodPost, "/api/v1/card-types", admin, body), http.StatusConflict, "conflict")
+	servertest.MustAPIError(t, c.APICall(http.MethodPost, "/api/v1/card-types", admin,
 		strings.Replace(body, `"NVIDIA H20 96GB"`, `"  NVIDIA H20 96GB "`, 1)), http.StatusConflict, "conflict")
-	if n := countCardTypes(t, e.st); n != types {
+	if n := countCardTypes(t, e.St); n != types {
 		t.Errorf("card types: %d after duplicates, want %d", n, types)
 	}
 
 	// Renaming another type onto the taken name is the same conflict.
-	r = c.apiCall(http.MethodPost, "/api/v1/card-types", admin, strings.Replace(body, "H20 96GB", "L20 48GB", 1))
+	r = c.APICall(http.MethodPost, "/api/v1/card-types", admin, strings.Replace(body, "H20 96GB", "L20 48GB", 1))
 	var other struct {
 		ID int64 `json:"id"`
 	}
 	if err := json.Unmarshal(r.Body, &other); err != nil || other.ID == 0 {
 		t.Fatalf("create second: %d %s", r.StatusCode, r)
 	}
-	mustAPIError(t, c.apiCall(http.MethodPut, "/api/v1/card-types/"+itoa(other.ID), admin, body), http.StatusConflict, "conflict")
+	servertest.MustAPIError(t, c.APICall(http.MethodPut, "/api/v1/card-types/"+itoa(other.ID), admin, body), http.StatusConflict, "conflict")
 }
 
 func TestAPIUnknownIDIsNotFoundJSON(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c := e.client()
-	admin := e.users["admin"].Token
+	c := e.Client()
+	admin := e.Users["admin"].Token
 	valid := `{"name":"X","vram_gib":96,"price_fen":950,"tflops_bf16":148}`
 	for _, tc := range []struct{ method, path, body string }{
 		{http.MethodGet, "/api/v1/card-types/999999", ""},
@@ -302,12 +258,12 @@ func TestAPIUnknownIDIsNotFoundJSON(t *testing.T) {
 		{http.MethodDelete, "/api/v1/card-types/999999", ""},
 		{http.MethodGet, "/api/v1/no-such-thing", ""},
 	} {
-		got := mustAPIError(t, c.apiCall(tc.method, tc.path, admin, tc.body), http.StatusNotFound, "not_found")
+		got := servertest.MustAPIError(t, c.APICall(tc.method, tc.path, admin, tc.body), http.StatusNotFound, "not_found")
 		if strings.Contains(got.Error.Message, "record not found") || strings.Contains(got.Error.Message, "store.") {
 			t.Errorf("%s %s: message leaks internals: %q", tc.method, tc.path, got.Error.Message)
 		}
 	}
-	got := mustAPIError(t, c.apiCall(http.MethodGet, "/api/v1/card-types/999999?lang=en", admin, ""), http.StatusNotFound, "not_found")
+	got := servertest.MustAPIError(t, c.APICall(http.MethodGet, "/api/v1/card-types/999999?lang=en", admin, ""), http.StatusNotFound, "not_found")
 	if want := web.T(web.LangEN, "cardtype.not_found"); got.Error.Message != want {
 		t.Errorf("message %q, want %q", got.Error.Message, want)
 	}
@@ -318,22 +274,22 @@ func TestAPIUnknownIDIsNotFoundJSON(t *testing.T) {
 func TestCSRF(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c := e.client()
-	c.mustLogin("admin", adminPassword)
+	c := e.Client()
+	c.MustLogin("admin", adminPassword)
 	form := url.Values{"name": {"NVIDIA H20 96GB"}, "vram_gib": {"96"}, "price": {"9.5"}, "tflops_bf16": {"148"}}
-	types := countCardTypes(t, e.st)
+	types := countCardTypes(t, e.St)
 
 	for name, send := range map[string]func() response{
-		"no token": func() response { return c.postForm("/admin/card-types", url.Values(cloneValues(form)), false) },
+		"no token": func() response { return c.PostForm("/admin/card-types", url.Values(cloneValues(form)), false) },
 		"wrong token": func() response {
 			v := cloneValues(form)
 			v.Set("_csrf", "forged")
-			return c.postForm("/admin/card-types", v, false)
+			return c.PostForm("/admin/card-types", v, false)
 		},
 		"cross-site": func() response {
 			v := cloneValues(form)
-			v.Set("_csrf", c.csrf())
-			return c.do(http.MethodPost, "/admin/card-types", strings.NewReader(v.Encode()), http.Header{
+			v.Set("_csrf", c.CSRF())
+			return c.Do(http.MethodPost, "/admin/card-types", strings.NewReader(v.Encode()), http.Header{
 				"Content-Type": {"application/x-www-form-urlencoded"}, "Sec-Fetch-Site": {"cross-site"},
 			})
 		},
@@ -353,23 +309,23 @@ func TestCSRF(t *testing.T) {
 			}
 		}
 	}
-	if n := countCardTypes(t, e.st); n != types {
+	if n := countCardTypes(t, e.St); n != types {
 		t.Fatalf("a request without a valid CSRF token created a card type")
 	}
 
 	// The token as the page renders it, the way the browser submits the form.
-	page := c.get("/admin/card-types")
+	page := c.Get("/admin/card-types")
 	token, ok := page.Doc(t).Find(`[data-testid=cardtype-form] input[name=_csrf]`).Attr("value")
 	if !ok || token == "" {
 		t.Fatalf("card type form has no _csrf input")
 	}
 	v := cloneValues(form)
 	v.Set("_csrf", token)
-	r := c.postForm("/admin/card-types", v, false)
+	r := c.PostForm("/admin/card-types", v, false)
 	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/admin/card-types" {
 		t.Fatalf("with the token: status %d Location %q, want 303 to /admin/card-types:\n%.800s", r.StatusCode, r.Header.Get("Location"), r)
 	}
-	list := c.get("/admin/card-types").Doc(t)
+	list := c.Get("/admin/card-types").Doc(t)
 	if !strings.Contains(list.Find(`[data-testid=cardtypes-table]`).Text(), "NVIDIA H20 96GB") {
 		t.Errorf("the new card type is not listed")
 	}
@@ -379,7 +335,7 @@ func TestCSRF(t *testing.T) {
 
 	// The API with a bearer token needs no CSRF token: browsers never send
 	// the header on their own.
-	r = c.apiCall(http.MethodPost, "/api/v1/card-types", e.users["admin"].Token,
+	r = c.APICall(http.MethodPost, "/api/v1/card-types", e.Users["admin"].Token,
 		`{"name":"NVIDIA L20 48GB","vram_gib":48,"price_fen":450,"tflops_bf16":119.5}`)
 	if r.StatusCode != http.StatusCreated {
 		t.Errorf("API POST with a bearer token and session cookie, no CSRF token: status %d: %s", r.StatusCode, r)
@@ -399,9 +355,9 @@ func cloneValues(v url.Values) url.Values {
 func TestLoginRateLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c := e.client()
+	c := e.Client()
 	for i := 1; i <= 10; i++ {
-		r := c.login("admin", "wrong-password")
+		r := c.Login("admin", "wrong-password")
 		if r.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("failure %d: status %d, want 401", i, r.StatusCode)
 		}
@@ -409,7 +365,7 @@ func TestLoginRateLimit(t *testing.T) {
 			t.Fatalf("failure %d: form error %q", i, msg)
 		}
 	}
-	r := c.login("admin", adminPassword)
+	r := c.Login("admin", adminPassword)
 	if r.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("after 10 failures: status %d, want 429", r.StatusCode)
 	}
@@ -419,28 +375,28 @@ func TestLoginRateLimit(t *testing.T) {
 	if r.Doc(t).Find(`[data-testid=form-error]`).Length() != 1 {
 		t.Errorf("429 page does not say why")
 	}
-	if c.cookie("cardhour_session") != "" {
+	if c.Cookie("cardhour_session") != "" {
 		t.Errorf("a locked-out login got a session")
 	}
 	// The lock is per account and address: another account still logs in.
-	other := e.client()
-	other.mustLogin(e.users["viewer"].Username, e.users["viewer"].Password)
+	other := e.Client()
+	other.MustLogin(e.Users["viewer"].Username, e.Users["viewer"].Password)
 }
 
 func TestHealthReadyMetrics(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c := e.client()
-	if r := c.get("/healthz"); r.StatusCode != http.StatusOK || !strings.Contains(r.String(), `"ok"`) {
+	c := e.Client()
+	if r := c.Get("/healthz"); r.StatusCode != http.StatusOK || !strings.Contains(r.String(), `"ok"`) {
 		t.Errorf("/healthz: %d %s", r.StatusCode, r)
 	}
 	var ready map[string]string
-	r := c.get("/readyz")
+	r := c.Get("/readyz")
 	if err := json.Unmarshal(r.Body, &ready); err != nil || r.StatusCode != http.StatusOK || ready["status"] != "ready" || ready["migrations"] != "current" {
 		t.Errorf("/readyz: %d %s", r.StatusCode, r)
 	}
-	c.get("/login")
-	m := c.get("/metrics").String()
+	c.Get("/login")
+	m := c.Get("/metrics").String()
 	for _, want := range []string{
 		"cardhour_http_request_duration_seconds_bucket",
 		`route="/login"`,
@@ -458,10 +414,10 @@ func TestHealthReadyMetrics(t *testing.T) {
 
 	// A store that cannot answer: not ready, but alive, so an orchestrator
 	// stops sending traffic without killing the process.
-	if err := e.st.Close(); err != nil {
+	if err := e.St.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r = c.get("/readyz")
+	r = c.Get("/readyz")
 	if r.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("/readyz with the store closed: %d, want 503", r.StatusCode)
 	}
@@ -469,7 +425,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &ready); err != nil || ready["status"] != "unavailable" || ready["database"] != "unreachable" {
 		t.Errorf("/readyz with the store closed: %s", r)
 	}
-	if r := c.get("/healthz"); r.StatusCode != http.StatusOK {
+	if r := c.Get("/healthz"); r.StatusCode != http.StatusOK {
 		t.Errorf("/healthz with the store closed: %d, want 200", r.StatusCode)
 	}
 }
@@ -477,8 +433,8 @@ func TestHealthReadyMetrics(t *testing.T) {
 func TestLanguage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c := e.client()
-	doc := c.get("/login").Doc(t)
+	c := e.Client()
+	doc := c.Get("/login").Doc(t)
 	if l := doc.Find("html").AttrOr("lang", ""); l != "zh-CN" {
 		t.Errorf("default language: html lang %q, want zh-CN", l)
 	}
@@ -489,37 +445,37 @@ func TestLanguage(t *testing.T) {
 		t.Errorf("language switch links to %q", href)
 	}
 
-	doc = c.get("/login?lang=en").Doc(t)
+	doc = c.Get("/login?lang=en").Doc(t)
 	if l := doc.Find("html").AttrOr("lang", ""); l != "en" {
 		t.Errorf("?lang=en: html lang %q", l)
 	}
 	if h := doc.Find("h1").First().Text(); h != "Log in to cardhour" {
 		t.Errorf("?lang=en: title %q", h)
 	}
-	if c.cookie("cardhour_lang") != "" {
+	if c.Cookie("cardhour_lang") != "" {
 		t.Errorf("?lang= must not stick; it set the cookie")
 	}
 
-	r := c.get("/lang?to=en&next=/x")
+	r := c.Get("/lang?to=en&next=/x")
 	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/x" {
 		t.Errorf("/lang?to=en&next=/x: %d to %q, want 303 to /x", r.StatusCode, r.Header.Get("Location"))
 	}
-	if c.cookie("cardhour_lang") != "en" {
+	if c.Cookie("cardhour_lang") != "en" {
 		t.Errorf("/lang?to=en did not set cardhour_lang=en")
 	}
-	doc = c.get("/login").Doc(t)
+	doc = c.Get("/login").Doc(t)
 	if l := doc.Find("html").AttrOr("lang", ""); l != "en" {
 		t.Errorf("after the switch: html lang %q, want en", l)
 	}
 	if txt := doc.Find(`[data-testid=lang-switch]`).Text(); txt != web.T(web.LangEN, "nav.language") {
 		t.Errorf("after the switch the language link says %q", txt)
 	}
-	c.mustLogin(e.users["viewer"].Username, e.users["viewer"].Password)
-	if nav := c.get("/").Doc(t).Find(`[data-testid=nav-booking]`).Text(); nav != "Booking" {
+	c.MustLogin(e.Users["viewer"].Username, e.Users["viewer"].Password)
+	if nav := c.Get("/").Doc(t).Find(`[data-testid=nav-booking]`).Text(); nav != "Booking" {
 		t.Errorf("English nav: %q, want Booking", nav)
 	}
-	c.get("/lang?to=zh-CN&next=/")
-	if nav := c.get("/").Doc(t).Find(`[data-testid=nav-booking]`).Text(); nav != web.T(web.LangZH, "nav.booking") {
+	c.Get("/lang?to=zh-CN&next=/")
+	if nav := c.Get("/").Doc(t).Find(`[data-testid=nav-booking]`).Text(); nav != web.T(web.LangZH, "nav.booking") {
 		t.Errorf("back in Chinese, nav: %q", nav)
 	}
 
@@ -539,7 +495,7 @@ func TestLanguage(t *testing.T) {
 		// Straight to the handler: Go's client refuses to follow a Location
 		// with control characters, a browser does not.
 		rec := httptest.NewRecorder()
-		e.srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/lang?to=en&next="+url.QueryEscape(next), nil))
+		e.Srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/lang?to=en&next="+url.QueryEscape(next), nil))
 		if got := rec.Header().Get("Location"); got != want {
 			t.Errorf("/lang next=%q: redirects to %q, want %q", next, got, want)
 		}
@@ -551,9 +507,9 @@ func TestLanguage(t *testing.T) {
 func TestErrorPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	anon := e.client()
-	viewer := e.client()
-	viewer.mustLogin(e.users["viewer"].Username, e.users["viewer"].Password)
+	anon := e.Client()
+	viewer := e.Client()
+	viewer.MustLogin(e.Users["viewer"].Username, e.Users["viewer"].Password)
 	for _, lang := range []string{web.LangZH, web.LangEN} {
 		for _, tc := range []struct {
 			who    *client
@@ -567,7 +523,7 @@ func TestErrorPages(t *testing.T) {
 			{viewer, "/admin/card-types/999999", http.StatusForbidden, "auth.forbidden"},
 			{viewer, "/no-such-page", http.StatusNotFound, "error.not_found"},
 		} {
-			r := tc.who.get(tc.path + "?lang=" + lang)
+			r := tc.who.Get(tc.path + "?lang=" + lang)
 			if r.StatusCode != tc.status {
 				t.Errorf("%s %s: status %d, want %d", lang, tc.path, r.StatusCode, tc.status)
 				continue
@@ -599,7 +555,7 @@ func TestErrorPages(t *testing.T) {
 			}
 		}
 	}
-	r := anon.do(http.MethodGet, "/no-such-page", nil, http.Header{"HX-Request": {"true"}})
+	r := anon.Do(http.MethodGet, "/no-such-page", nil, http.Header{"HX-Request": {"true"}})
 	if r.StatusCode != http.StatusNotFound || r.Doc(t).Find(`[data-testid=error-fragment]`).Length() != 1 {
 		t.Errorf("htmx 404: %d, want the error fragment:\n%.300s", r.StatusCode, r)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -50,7 +51,7 @@ func (s *Server) auditPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := s.page(c, "admin.audit", "admin")
+	p := s.pages.Page(c, "admin.audit", "admin")
 	a := web.AuditProps{PageNum: 1}
 	for _, e := range entities {
 		a.Entities = append(a.Entities, web.Option{Value: e, Label: web.EntityLabel(p, e)})
@@ -82,7 +83,7 @@ func (s *Server) auditPage(c echo.Context) error {
 		a.Rows = append(a.Rows, web.AuditRow{ID: e.ID, At: e.At, Actor: e.ActorName, Action: e.Action, Entity: e.Entity,
 			EntityID: e.EntityID, Summary: e.Summary, IP: e.RemoteIP, Before: prettyJSON(e.BeforeJSON), After: prettyJSON(e.AfterJSON)})
 	}
-	return s.render(c, http.StatusOK, web.AuditPage(p, a))
+	return response.Render(c, http.StatusOK, web.AuditPage(p, a))
 }
 
 // auditJSON is an audit entry in the API; before and after are the stored
@@ -149,5 +150,13 @@ func (s *Server) apiListAudit(c echo.Context) error {
 			Entity: e.Entity, EntityID: e.EntityID, Summary: e.Summary, RemoteIP: e.RemoteIP,
 			Before: rawJSON(e.BeforeJSON), After: rawJSON(e.AfterJSON)})
 	}
-	return c.JSON(http.StatusOK, map[string]any{"entries": out, "total": total, "limit": f.Limit, "offset": f.Offset})
+	return c.JSON(http.StatusOK, auditPageJSON{Entries: out, Total: total, Limit: f.Limit, Offset: f.Offset})
+}
+
+// auditPageJSON answers GET /api/v1/audit.
+type auditPageJSON struct {
+	Entries []auditJSON `json:"entries"`
+	Total   int64       `json:"total"`
+	Limit   int         `json:"limit"`
+	Offset  int         `json:"offset"`
 }

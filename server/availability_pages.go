@@ -8,6 +8,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"cardhour/server/request"
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -27,9 +29,9 @@ func (s *Server) availabilityPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	filter := planFormID(c.QueryParam("card_type"))
-	props := availabilityProps(langOf(c), loc, day0, now, avail, filter)
-	return s.render(c, http.StatusOK, web.AvailabilityPage(s.page(c, "plan.avail.title", "booking"), props))
+	filter := request.ID(c.QueryParam("card_type"))
+	props := availabilityProps(request.Lang(c), loc, day0, now, avail, filter)
+	return response.Render(c, http.StatusOK, web.AvailabilityPage(s.pages.Page(c, "plan.avail.title", "booking"), props))
 }
 
 // availShade picks the shade class of an hour: darker as fewer cards are

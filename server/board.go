@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/request"
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/telemetry"
 	"cardhour/web"
@@ -36,14 +39,13 @@ func (s *Server) boardAuth(c echo.Context) (boardViewer, error) {
 		}
 		return boardViewer{token: tok}, nil
 	}
-	u, err := s.currentUser(c)
+	u, err := request.CurrentUser(c)
 	if err != nil {
 		return boardViewer{}, err
 	}
 	if u == nil {
 		return boardViewer{}, errs.E(errs.Unauthorized, op, "auth.required")
 	}
-	c.Set(ctxUser, u)
 	return boardViewer{user: u}, nil
 }
 
@@ -57,10 +59,10 @@ func (s *Server) boardPage(c echo.Context) error {
 	if err := s.live.ensureFresh(ctx, 5*time.Second); err != nil {
 		return err
 	}
-	p := s.basePage(c)
+	p := s.pages.Base(c)
 	p.Title = p.T("board.title")
 	p.Nav = "board"
-	p.User = viewerOf(v.user)
+	p.User = response.Viewer(v.user)
 	now := time.Now()
 	sum := s.live.fleet.Summary(now)
 	th := s.cfg.Thresholds
@@ -91,7 +93,7 @@ func (s *Server) boardPage(c echo.Context) error {
 	for _, a := range s.live.openAlerts() {
 		b.Alerts = append(b.Alerts, web.BoardAlert{Kind: string(a.Kind), Host: a.Host, Index: a.Index, Team: a.Team, Task: a.Task, Since: a.Since, Value: a.Value})
 	}
-	return s.render(c, http.StatusOK, web.BoardPage(p, b))
+	return response.Render(c, http.StatusOK, web.BoardPage(p, b))
 }
 
 func reading(v *float64) float64 {
@@ -169,11 +171,11 @@ func (s *Server) heatmapPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p := s.page(c, "heatmap.title", "board")
+	p := s.pages.Page(c, "heatmap.title", "board")
 	props := buildHeatmap(p, cards, rollups, from, days, s.cfg.Thresholds)
 	props.Prev = day.AddDate(0, 0, -days).Format(time.DateOnly)
 	props.Next = day.AddDate(0, 0, days).Format(time.DateOnly)
-	return s.render(c, http.StatusOK, web.HeatmapPage(p, props))
+	return response.Render(c, http.StatusOK, web.HeatmapPage(p, props))
 }
 
 // buildHeatmap lays the hour rollups out as rows of cells. Hours are the
@@ -286,13 +288,13 @@ func (s *Server) renderTelemetryAdmin(c echo.Context, status int, f web.Form, ne
 	if err != nil {
 		return err
 	}
-	p := s.page(c, "telemetry.admin_title", "admin")
+	p := s.pages.Page(c, "telemetry.admin_title", "admin")
 	props := web.TelemetryAdminProps{NewToken: newToken, NewKind: newKind, PortalURL: s.portalURL(c)}
 	if newKind == store.TokenBoard && newToken != "" {
 		props.BoardURL = props.PortalURL + "/board?token=" + url.QueryEscape(newToken)
 	}
 	for _, t := range types {
-		props.Types = append(props.Types, web.Option{Value: itoa(int(t.ID)), Label: t.Name})
+		props.Types = append(props.Types, web.Option{Value: strconv.Itoa(int(t.ID)), Label: t.Name})
 	}
 	for _, pc := range pending {
 		props.Pending = append(props.Pending, web.PendingCardRow{ID: pc.ID, UUID: pc.UUID, Host: pc.HostName, Index: pc.GPUIndex, Name: pc.GPUName,
@@ -302,7 +304,7 @@ func (s *Server) renderTelemetryAdmin(c echo.Context, status int, f web.Form, ne
 		props.Tokens = append(props.Tokens, web.TelemetryTokenRow{ID: t.ID, Kind: t.Kind, Name: t.Name, Prefix: t.Prefix, CreatedBy: t.CreatedBy,
 			CreatedAt: t.CreatedAt, LastUsed: t.LastUsedAt, Revoked: t.RevokedAt != nil})
 	}
-	return s.render(c, status, web.TelemetryAdminPage(p, props, f))
+	return response.Render(c, status, web.TelemetryAdminPage(p, props, f))
 }
 
 // suggestType picks the card type a reported GPU most likely is: the one
@@ -322,7 +324,7 @@ func suggestType(pc store.PendingCard, types []store.CardType) string {
 			score -= math.Abs(gib-float64(t.VRAMGiB)) / 40
 		}
 		if score > bestScore {
-			best, bestScore = itoa(int(t.ID)), score
+			best, bestScore = strconv.Itoa(int(t.ID)), score
 		}
 	}
 	return best
@@ -342,11 +344,11 @@ func (s *Server) portalURL(c echo.Context) string {
 }
 
 func (s *Server) createTelemetryTokenForm(c echo.Context) error {
-	f := formOf(c, "kind", "name")
+	f := request.Form(c, "kind", "name")
 	tok, secret, err := s.store.CreateTelemetryToken(c.Request().Context(), f.Value("kind"), f.Value("name"))
 	if err != nil {
-		if formFailed(langOf(c), err, &f) {
-			return s.renderTelemetryAdmin(c, statusOf(errs.CodeOf(err)), f, "", "")
+		if response.FormFailed(request.Lang(c), err, &f) {
+			return s.renderTelemetryAdmin(c, response.StatusOf(err), f, "", "")
 		}
 		return err
 	}
@@ -356,18 +358,18 @@ func (s *Server) createTelemetryTokenForm(c echo.Context) error {
 }
 
 func (s *Server) revokeTelemetryTokenForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	if err := s.store.RevokeTelemetryToken(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return s.redirectWithFlash(c, "/admin/telemetry", web.T(langOf(c), "telemetry.revoked_flash"))
+	return s.pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.revoked_flash"))
 }
 
 func (s *Server) registerPendingCardForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -375,24 +377,24 @@ func (s *Server) registerPendingCardForm(c echo.Context) error {
 	card, err := s.store.RegisterPendingCard(c.Request().Context(), id, typeID)
 	if err != nil {
 		if e, ok := errs.As(err); ok && (e.Code == errs.Invalid || e.Code == errs.Conflict) {
-			_, _, msg, _ := describe(err, langOf(c))
-			return s.redirectWithFlash(c, "/admin/telemetry", msg)
+			_, _, msg, _ := response.Describe(err, request.Lang(c))
+			return s.pages.RedirectWithFlash(c, "/admin/telemetry", msg)
 		}
 		return err
 	}
 	s.live.refreshAfterChange(c.Request().Context())
-	return s.redirectWithFlash(c, "/admin/telemetry", web.T(langOf(c), "telemetry.registered", card.UUID))
+	return s.pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.registered", card.UUID))
 }
 
 func (s *Server) deletePendingCardForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	if err := s.store.DeletePendingCard(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return s.redirectWithFlash(c, "/admin/telemetry", web.T(langOf(c), "telemetry.dismissed"))
+	return s.pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.dismissed"))
 }
 
 // refreshAfterChange reloads the inventory now (a card was registered), so

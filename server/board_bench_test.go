@@ -17,34 +17,34 @@ import (
 // request, as cron or the agent sends them. samples/s is the figure to hold
 // against the 50,000.
 func BenchmarkPushNvidiaSMI(b *testing.B) {
-	e := newEnv(b, envOptions{vars: map[string]string{"CARDHOUR_SIMULATOR": "false"}})
+	e := newEnv(b, envOptions{Vars: map[string]string{"CARDHOUR_SIMULATOR": "false"}})
 	ctx := adminCtx(e)
-	ct, err := e.st.CreateCardType(ctx, store.CardTypeInput{Name: "H800", VRAMGiB: 80, TFLOPSBF16: 989, PriceFen: 2200})
+	ct, err := e.St.CreateCardType(ctx, store.CardTypeInput{Name: "H800", VRAMGiB: 80, TFLOPSBF16: 989, PriceFen: 2200})
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, token, err := e.st.CreateTelemetryToken(ctx, store.TokenAgent, "bench")
+	_, token, err := e.St.CreateTelemetryToken(ctx, store.TokenAgent, "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
 	const hosts = 32
 	bodies := make([][]byte, hosts)
 	for h := 0; h < hosts; h++ {
-		host, err := e.st.CreateHost(ctx, store.HostInput{Name: fmt.Sprintf("bench-%02d", h)})
+		host, err := e.St.CreateHost(ctx, store.HostInput{Name: fmt.Sprintf("bench-%02d", h)})
 		if err != nil {
 			b.Fatal(err)
 		}
 		var buf bytes.Buffer
 		for i := 0; i < 8; i++ {
 			uuid := fmt.Sprintf("GPU-%08x-aaaa-bbbb-cccc-%012x", h, i)
-			if _, err := e.st.CreateCard(ctx, store.CardInput{UUID: uuid, GPUIndex: i, HostID: host.ID, CardTypeID: ct.ID}); err != nil {
+			if _, err := e.St.CreateCard(ctx, store.CardInput{UUID: uuid, GPUIndex: i, HostID: host.ID, CardTypeID: ct.ID}); err != nil {
 				b.Fatal(err)
 			}
 			fmt.Fprintf(&buf, "%d, %s, NVIDIA H800, %d, %d, 81559, 60, 500.5\n", i, uuid, (h*7+i*13)%100, 1000*i)
 		}
 		bodies[h] = buf.Bytes()
 	}
-	h := e.srv.Handler()
+	h := e.Srv.Handler()
 	samples := 0
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

@@ -13,6 +13,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/gorilla/websocket"
 
+	"cardhour/server/servertest"
 	"cardhour/store"
 	"cardhour/telemetry"
 )
@@ -32,38 +33,38 @@ const (
 )
 
 func adminCtx(e *env) context.Context {
-	a := e.users[store.RoleAdmin]
+	a := e.Users[store.RoleAdmin]
 	return store.WithActor(context.Background(), store.Actor{UserID: a.ID, Username: a.Username})
 }
 
 func newFleetEnv(t *testing.T, live bool) *fleetEnv {
 	t.Helper()
-	e := newEnv(t, envOptions{vars: map[string]string{"CARDHOUR_SIMULATOR": "false"}})
+	e := newEnv(t, envOptions{Vars: map[string]string{"CARDHOUR_SIMULATOR": "false"}})
 	ctx := adminCtx(e)
 	fe := &fleetEnv{env: e}
-	ct, err := e.st.CreateCardType(ctx, store.CardTypeInput{Name: "NVIDIA H800 80GB", VRAMGiB: 80, TFLOPSBF16: 989.4, PriceFen: 2200})
+	ct, err := e.St.CreateCardType(ctx, store.CardTypeInput{Name: "NVIDIA H800 80GB", VRAMGiB: 80, TFLOPSBF16: 989.4, PriceFen: 2200})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fe.host, err = e.st.CreateHost(ctx, store.HostInput{Name: "gpu-bj-h800-01"})
+	fe.host, err = e.St.CreateHost(ctx, store.HostInput{Name: "gpu-bj-h800-01"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, u := range []string{uuid0, uuid1} {
-		c, err := e.st.CreateCard(ctx, store.CardInput{UUID: u, GPUIndex: i, HostID: fe.host.ID, CardTypeID: ct.ID})
+		c, err := e.St.CreateCard(ctx, store.CardInput{UUID: u, GPUIndex: i, HostID: fe.host.ID, CardTypeID: ct.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
 		fe.cards = append(fe.cards, c)
 	}
-	if _, fe.agentTok, err = e.st.CreateTelemetryToken(ctx, store.TokenAgent, "gpu-bj-h800-01"); err != nil {
+	if _, fe.agentTok, err = e.St.CreateTelemetryToken(ctx, store.TokenAgent, "gpu-bj-h800-01"); err != nil {
 		t.Fatal(err)
 	}
-	if _, fe.boardTok, err = e.st.CreateTelemetryToken(ctx, store.TokenBoard, "wall"); err != nil {
+	if _, fe.boardTok, err = e.St.CreateTelemetryToken(ctx, store.TokenBoard, "wall"); err != nil {
 		t.Fatal(err)
 	}
 	if live {
-		stop := e.srv.StartLive(context.Background())
+		stop := e.Srv.StartLive(context.Background())
 		t.Cleanup(stop)
 	}
 	return fe
@@ -80,17 +81,17 @@ func fixture(t *testing.T, name string) string {
 
 // push posts raw nvidia-smi output as a cron line would.
 func (fe *fleetEnv) push(token, host, body string) response {
-	fe.t.Helper()
+	fe.T.Helper()
 	h := http.Header{"Content-Type": {"text/csv"}}
 	if token != "" {
 		h.Set("Authorization", "Bearer "+token)
 	}
-	return fe.client().do(http.MethodPost, "/api/v1/telemetry/nvidia-smi?host="+url.QueryEscape(host), strings.NewReader(body), h)
+	return fe.Client().Do(http.MethodPost, "/api/v1/telemetry/nvidia-smi?host="+url.QueryEscape(host), strings.NewReader(body), h)
 }
 
 func (fe *fleetEnv) dial(t *testing.T, query string, header http.Header) (*websocket.Conn, *http.Response, error) {
 	t.Helper()
-	u := "ws" + strings.TrimPrefix(fe.ts.URL, "http") + "/ws/board" + query
+	u := "ws" + strings.TrimPrefix(fe.TS.URL, "http") + "/ws/board" + query
 	return websocket.DefaultDialer.Dial(u, header)
 }
 
@@ -187,7 +188,7 @@ func TestBoardSocketRefusesTheUnauthorised(t *testing.T) {
 		{"a wrong board token", "?token=chb_WRONG", nil, http.StatusUnauthorized},
 		{"an agent token as a board token", "?token=" + fe.agentTok, nil, http.StatusUnauthorized},
 		{"a board token as a bearer API token", "", http.Header{"Authorization": {"Bearer " + fe.boardTok}}, http.StatusUnauthorized},
-		{"a session from another site", "", http.Header{"Cookie": {"cardhour_session=" + fe.session("viewer")}, "Origin": {"https://evil.example"}}, http.StatusForbidden},
+		{"a session from another site", "", http.Header{"Cookie": {"cardhour_session=" + fe.Session("viewer")}, "Origin": {"https://evil.example"}}, http.StatusForbidden},
 	} {
 		conn, res, err := fe.dial(t, c.query, c.header)
 		if err == nil {
@@ -201,8 +202,8 @@ func TestBoardSocketRefusesTheUnauthorised(t *testing.T) {
 	}
 	// A logged-in viewer and an API token are welcome.
 	for name, h := range map[string]http.Header{
-		"session":   {"Cookie": {"cardhour_session=" + fe.session("viewer")}, "Origin": {fe.ts.URL}},
-		"API token": {"Authorization": {"Bearer " + fe.users["viewer"].Token}},
+		"session":   {"Cookie": {"cardhour_session=" + fe.Session("viewer")}, "Origin": {fe.TS.URL}},
+		"API token": {"Authorization": {"Bearer " + fe.Users["viewer"].Token}},
 	} {
 		conn, _, err := fe.dial(t, "", h)
 		if err != nil {
@@ -220,9 +221,9 @@ func TestTelemetryPushChecksItsToken(t *testing.T) {
 	t.Parallel()
 	fe := newFleetEnv(t, false)
 	body := fixture(t, "nvidia-smi-units.csv")
-	_, revoked, _ := fe.st.CreateTelemetryToken(adminCtx(fe.env), store.TokenAgent, "old")
-	list, _ := fe.st.FindTelemetryTokens(context.Background())
-	if err := fe.st.RevokeTelemetryToken(adminCtx(fe.env), list[0].ID); err != nil {
+	_, revoked, _ := fe.St.CreateTelemetryToken(adminCtx(fe.env), store.TokenAgent, "old")
+	list, _ := fe.St.FindTelemetryTokens(context.Background())
+	if err := fe.St.RevokeTelemetryToken(adminCtx(fe.env), list[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -233,31 +234,31 @@ func TestTelemetryPushChecksItsToken(t *testing.T) {
 		{"a wrong token", "cha_WRONG", http.StatusUnauthorized, "unauthorized"},
 		{"a revoked agent token", revoked, http.StatusUnauthorized, "unauthorized"},
 		{"a board token", fe.boardTok, http.StatusUnauthorized, "unauthorized"},
-		{"a member's API token", fe.users["member"].Token, http.StatusForbidden, "forbidden"},
-		{"a manager's API token", fe.users["manager"].Token, http.StatusForbidden, "forbidden"},
+		{"a member's API token", fe.Users["member"].Token, http.StatusForbidden, "forbidden"},
+		{"a manager's API token", fe.Users["manager"].Token, http.StatusForbidden, "forbidden"},
 	} {
 		r := fe.push(c.token, "gpu-bj-h800-01", body)
-		mustAPIError(t, r, c.status, c.code)
+		servertest.MustAPIError(t, r, c.status, c.code)
 	}
 	// Without any credential: refused (401 at the gate, or 403 if the CSRF
 	// check, which knows no bearer token here, stops it first).
 	if r := fe.push("", "gpu-bj-h800-01", body); r.StatusCode != http.StatusUnauthorized && r.StatusCode != http.StatusForbidden {
 		t.Errorf("no token: %d %s", r.StatusCode, r)
 	}
-	for name, tok := range map[string]string{"agent token": fe.agentTok, "admin's API token": fe.users["admin"].Token} {
+	for name, tok := range map[string]string{"agent token": fe.agentTok, "admin's API token": fe.Users["admin"].Token} {
 		if r := fe.push(tok, "gpu-bj-h800-01", body); r.StatusCode != http.StatusOK {
 			t.Errorf("%s: %d %s", name, r.StatusCode, r)
 		}
 	}
 	// Bad input is 422 with a reason.
-	mustAPIError(t, fe.push(fe.agentTok, "", body), http.StatusUnprocessableEntity, "invalid")
-	mustAPIError(t, fe.push(fe.agentTok, "bad host!", body), http.StatusUnprocessableEntity, "invalid")
-	mustAPIError(t, fe.push(fe.agentTok, "h", "not,nvidia-smi,output\n"), http.StatusUnprocessableEntity, "invalid")
+	servertest.MustAPIError(t, fe.push(fe.agentTok, "", body), http.StatusUnprocessableEntity, "invalid")
+	servertest.MustAPIError(t, fe.push(fe.agentTok, "bad host!", body), http.StatusUnprocessableEntity, "invalid")
+	servertest.MustAPIError(t, fe.push(fe.agentTok, "h", "not,nvidia-smi,output\n"), http.StatusUnprocessableEntity, "invalid")
 	// The agent's JSON endpoint takes the same tokens.
-	r := fe.client().apiCall(http.MethodPost, "/api/v1/telemetry/samples", fe.boardTok, `{"host":"h","samples":[]}`)
-	mustAPIError(t, r, http.StatusUnauthorized, "unauthorized")
-	r = fe.client().apiCall(http.MethodPost, "/api/v1/telemetry/samples", fe.agentTok, `{"host":"h","samples":[],"extra":1}`)
-	mustAPIError(t, r, http.StatusUnprocessableEntity, "invalid")
+	r := fe.Client().APICall(http.MethodPost, "/api/v1/telemetry/samples", fe.boardTok, `{"host":"h","samples":[]}`)
+	servertest.MustAPIError(t, r, http.StatusUnauthorized, "unauthorized")
+	r = fe.Client().APICall(http.MethodPost, "/api/v1/telemetry/samples", fe.agentTok, `{"host":"h","samples":[],"extra":1}`)
+	servertest.MustAPIError(t, r, http.StatusUnprocessableEntity, "invalid")
 }
 
 func TestPushedSamplesShowOnFleetAPIAndMetrics(t *testing.T) {
@@ -267,7 +268,7 @@ func TestPushedSamplesShowOnFleetAPIAndMetrics(t *testing.T) {
 	if r := fe.push(fe.agentTok, "gpu-bj-h800-01", body); r.StatusCode != http.StatusOK {
 		t.Fatalf("push: %d %s", r.StatusCode, r)
 	}
-	r := fe.client().apiCall(http.MethodGet, "/api/v1/fleet", fe.users["viewer"].Token, "")
+	r := fe.Client().APICall(http.MethodGet, "/api/v1/fleet", fe.Users["viewer"].Token, "")
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("fleet: %d %s", r.StatusCode, r)
 	}
@@ -284,7 +285,7 @@ func TestPushedSamplesShowOnFleetAPIAndMetrics(t *testing.T) {
 	if c := fl.Cards[0]; c.UUID != uuid0 || c.State != telemetry.StateFull || c.Processes != 1 || *c.PowerW != 631.95 {
 		t.Errorf("card 0 %+v", c)
 	}
-	m := fe.client().get("/metrics").String()
+	m := fe.Client().Get("/metrics").String()
 	for _, want := range []string{
 		`cardhour_gpu_utilization_percent{host="gpu-bj-h800-01",index="0",type="NVIDIA H800 80GB",uuid="` + uuid0 + `"} 100`,
 		`cardhour_gpu_memory_used_mib{host="gpu-bj-h800-01",index="1",type="NVIDIA H800 80GB",uuid="` + uuid1 + `"} 4`,
@@ -302,7 +303,7 @@ func TestBoardPageWithATokenOrALogin(t *testing.T) {
 	t.Parallel()
 	fe := newFleetEnv(t, false)
 	fe.push(fe.agentTok, "gpu-bj-h800-01", fixture(t, "nvidia-smi-nounits.csv"))
-	r := fe.client().get("/board?token=" + url.QueryEscape(fe.boardTok))
+	r := fe.Client().Get("/board?token=" + url.QueryEscape(fe.boardTok))
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("board with a token: %d", r.StatusCode)
 	}
@@ -323,15 +324,15 @@ func TestBoardPageWithATokenOrALogin(t *testing.T) {
 		t.Error("no notice of the unregistered cards")
 	}
 	// Logged in: the same board, with the way back.
-	c := fe.client()
-	c.mustLogin(fe.users["viewer"].Username, fe.users["viewer"].Password)
-	r = c.get("/board")
+	c := fe.Client()
+	c.MustLogin(fe.Users["viewer"].Username, fe.Users["viewer"].Password)
+	r = c.Get("/board")
 	if r.StatusCode != http.StatusOK || r.Doc(t).Find(`a[href="/"]`).Length() != 1 {
 		t.Errorf("logged-in board: %d", r.StatusCode)
 	}
 	// Anyone else: the login error page.
 	for _, path := range []string{"/board", "/board?token=chb_nope", "/board?token=" + fe.agentTok} {
-		if r := fe.client().get(path); r.StatusCode != http.StatusUnauthorized || r.Doc(t).Find(`[data-testid=error-page]`).Length() != 1 {
+		if r := fe.Client().Get(path); r.StatusCode != http.StatusUnauthorized || r.Doc(t).Find(`[data-testid=error-page]`).Length() != 1 {
 			t.Errorf("%s: %d, want the 401 page", path, r.StatusCode)
 		}
 	}
@@ -340,9 +341,9 @@ func TestBoardPageWithATokenOrALogin(t *testing.T) {
 func TestAdminsIssueBoardTokensAndRegisterNewCards(t *testing.T) {
 	t.Parallel()
 	fe := newFleetEnv(t, false)
-	r := fe.client().apiCall(http.MethodPost, "/api/v1/board-tokens", fe.users["manager"].Token, `{"name":"lobby"}`)
-	mustAPIError(t, r, http.StatusForbidden, "forbidden")
-	r = fe.client().apiCall(http.MethodPost, "/api/v1/board-tokens", fe.users["admin"].Token, `{"name":"lobby"}`)
+	r := fe.Client().APICall(http.MethodPost, "/api/v1/board-tokens", fe.Users["manager"].Token, `{"name":"lobby"}`)
+	servertest.MustAPIError(t, r, http.StatusForbidden, "forbidden")
+	r = fe.Client().APICall(http.MethodPost, "/api/v1/board-tokens", fe.Users["admin"].Token, `{"name":"lobby"}`)
 	if r.StatusCode != http.StatusCreated {
 		t.Fatalf("board token: %d %s", r.StatusCode, r)
 	}
@@ -351,20 +352,20 @@ func TestAdminsIssueBoardTokensAndRegisterNewCards(t *testing.T) {
 	if raw["kind"] != "board" || !strings.HasPrefix(raw["token"], "chb_") || !strings.HasSuffix(raw["board_url"], "/board?token="+raw["token"]) {
 		t.Errorf("board token answer %s", r)
 	}
-	if r := fe.client().get("/board?token=" + raw["token"]); r.StatusCode != http.StatusOK {
+	if r := fe.Client().Get("/board?token=" + raw["token"]); r.StatusCode != http.StatusOK {
 		t.Errorf("the new board token: %d", r.StatusCode)
 	}
 	// The new token opens nothing else.
-	mustAPIError(t, fe.client().apiCall(http.MethodGet, "/api/v1/fleet", raw["token"], ""), http.StatusUnauthorized, "unauthorized")
+	servertest.MustAPIError(t, fe.Client().APICall(http.MethodGet, "/api/v1/fleet", raw["token"], ""), http.StatusUnauthorized, "unauthorized")
 
 	// Unknown cards wait for registration; an admin picks their type.
 	fe.push(fe.agentTok, "gpu-new-02", "0, GPU-aa12f3d5-b3dc-d3e4-47d2-a5ea475b4b2f, NVIDIA H800, 50, 1000, 81559, 40, 300\n")
-	if err := fe.srv.ParkUnknownNow(context.Background()); err != nil {
+	if err := fe.Srv.ParkUnknownNow(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	c := fe.client()
-	c.mustLogin("admin", adminPassword)
-	page := c.get("/admin/telemetry").Doc(t)
+	c := fe.Client()
+	c.MustLogin("admin", adminPassword)
+	page := c.Get("/admin/telemetry").Doc(t)
 	row := page.Find(`[data-testid=pending-row][data-uuid="GPU-aa12f3d5-b3dc-d3e4-47d2-a5ea475b4b2f"]`)
 	if row.Length() != 1 {
 		t.Fatalf("the new card is not listed for registration")
@@ -374,10 +375,10 @@ func TestAdminsIssueBoardTokensAndRegisterNewCards(t *testing.T) {
 	if typeID == "" {
 		t.Error("no card type suggested for an H800")
 	}
-	if r := c.postForm(action, url.Values{"card_type_id": {typeID}}, true); r.StatusCode != http.StatusSeeOther {
+	if r := c.PostForm(action, url.Values{"card_type_id": {typeID}}, true); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("register: %d %s", r.StatusCode, r)
 	}
-	cards, _ := fe.st.FindCards(context.Background(), store.CardFilter{})
+	cards, _ := fe.St.FindCards(context.Background(), store.CardFilter{})
 	found := false
 	for _, cd := range cards {
 		if cd.UUID == "GPU-aa12f3d5-b3dc-d3e4-47d2-a5ea475b4b2f" {
@@ -387,11 +388,11 @@ func TestAdminsIssueBoardTokensAndRegisterNewCards(t *testing.T) {
 	if !found {
 		t.Error("the registered card is not in the inventory on its host")
 	}
-	if v := fe.srv.LiveCard("GPU-aa12f3d5-b3dc-d3e4-47d2-a5ea475b4b2f"); !v.Registered || v.Type != "NVIDIA H800 80GB" {
+	if v := fe.Srv.LiveCard("GPU-aa12f3d5-b3dc-d3e4-47d2-a5ea475b4b2f"); !v.Registered || v.Type != "NVIDIA H800 80GB" {
 		t.Errorf("the board still shows it unregistered: %+v", v)
 	}
 	// The form page issues tokens too, showing the secret once.
-	doc := c.postForm("/admin/telemetry/tokens", url.Values{"kind": {"agent"}, "name": {"gpu-new-02"}}, true).Doc(t)
+	doc := c.PostForm("/admin/telemetry/tokens", url.Values{"kind": {"agent"}, "name": {"gpu-new-02"}}, true).Doc(t)
 	if s := doc.Find(`[data-testid=new-token-secret]`).Text(); !strings.HasPrefix(s, "cha_") {
 		t.Errorf("issued secret %q", s)
 	}
@@ -401,7 +402,7 @@ func TestAgentFeedsTheBoardThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	fe := newFleetEnv(t, false)
 	gpus, apps := fixture(t, "nvidia-smi-nounits.csv"), fixture(t, "nvidia-smi-apps.csv")
-	a, err := telemetry.NewAgent(telemetry.AgentConfig{Server: fe.ts.URL, Token: fe.agentTok, Host: "gpu-bj-h800-01",
+	a, err := telemetry.NewAgent(telemetry.AgentConfig{Server: fe.TS.URL, Token: fe.agentTok, Host: "gpu-bj-h800-01",
 		Run: func(ctx context.Context, name string, args ...string) ([]byte, error) {
 			if strings.HasPrefix(args[0], "--query-gpu=") {
 				return []byte(gpus), nil
@@ -416,7 +417,7 @@ func TestAgentFeedsTheBoardThroughTheAPI(t *testing.T) {
 	if st := a.Stats(); st.Sent != 1 || a.Buffered() != 0 {
 		t.Fatalf("agent stats %+v", st)
 	}
-	v := fe.srv.LiveCard(uuid0)
+	v := fe.Srv.LiveCard(uuid0)
 	if v.State != telemetry.StateFull || !v.LastSample.Equal(at.Truncate(time.Nanosecond)) || v.Processes != 1 || v.Source != telemetry.SourceAgent {
 		t.Errorf("card 0 after the agent's post: %+v", v)
 	}
@@ -425,7 +426,7 @@ func TestAgentFeedsTheBoardThroughTheAPI(t *testing.T) {
 func TestHeatmapShowsRollupsAndFlagsIdleCards(t *testing.T) {
 	t.Parallel()
 	fe := newFleetEnv(t, false)
-	loc := fe.cfg.TZ
+	loc := fe.Cfg.TZ
 	now := time.Now().In(loc)
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc).AddDate(0, 0, -1)
 	var rs []store.Rollup
@@ -436,12 +437,12 @@ func TestHeatmapShowsRollupsAndFlagsIdleCards(t *testing.T) {
 		rs = append(rs, store.Rollup{CardID: fe.cards[1].ID, At: at, Samples: 60, UtilSamples: 60, UtilSum: 60 * 97, UtilMax: 99, MemMaxMiB: 80000,
 			MemTotalMiB: 81920, SampledSeconds: 3600, BusySeconds: 3600, FullSeconds: 3600})
 	}
-	if err := fe.st.SaveRollups(context.Background(), rs, nil); err != nil {
+	if err := fe.St.SaveRollups(context.Background(), rs, nil); err != nil {
 		t.Fatal(err)
 	}
-	c := fe.client()
-	c.mustLogin(fe.users["viewer"].Username, fe.users["viewer"].Password)
-	r := c.get("/board/heatmap?day=" + day.Format(time.DateOnly))
+	c := fe.Client()
+	c.MustLogin(fe.Users["viewer"].Username, fe.Users["viewer"].Password)
+	r := c.Get("/board/heatmap?day=" + day.Format(time.DateOnly))
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("heatmap: %d", r.StatusCode)
 	}
@@ -458,11 +459,11 @@ func TestHeatmapShowsRollupsAndFlagsIdleCards(t *testing.T) {
 	if n := doc.Find(`[data-testid=heatmap] .hc.h9.hfull`).Length(); n != 24 {
 		t.Errorf("%d full dark cells, want 24", n)
 	}
-	week := c.get("/board/heatmap?days=7&day=" + day.AddDate(0, 0, -3).Format(time.DateOnly)).Doc(t)
+	week := c.Get("/board/heatmap?days=7&day=" + day.AddDate(0, 0, -3).Format(time.DateOnly)).Doc(t)
 	if n := week.Find(`[data-testid=heatmap] .hc`).Length(); n != 2*7*24 {
 		t.Errorf("a week shows %d cells, want %d", n, 2*7*24)
 	}
-	if r := c.get("/board/heatmap?day=yesterday"); r.StatusCode != http.StatusUnprocessableEntity {
+	if r := c.Get("/board/heatmap?day=yesterday"); r.StatusCode != http.StatusUnprocessableEntity {
 		t.Errorf("a bad day: %d", r.StatusCode)
 	}
 }
@@ -480,7 +481,7 @@ func grepLines(s, sub string) string {
 func TestStoppingTheBoardWritesTheLastRollups(t *testing.T) {
 	t.Parallel()
 	fe := newFleetEnv(t, false)
-	stop := fe.srv.StartLive(context.Background())
+	stop := fe.Srv.StartLive(context.Background())
 	c, _, err := fe.dial(t, "?token="+fe.boardTok, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -506,7 +507,7 @@ func TestStoppingTheBoardWritesTheLastRollups(t *testing.T) {
 	}
 	// The open minute was written, not lost.
 	now := time.Now()
-	rs, err := fe.st.FindMinuteRollups(context.Background(), fe.cards[0].ID, now.Add(-2*time.Minute), now.Add(time.Minute))
+	rs, err := fe.St.FindMinuteRollups(context.Background(), fe.cards[0].ID, now.Add(-2*time.Minute), now.Add(time.Minute))
 	if err != nil || len(rs) == 0 {
 		t.Fatalf("minute rollups after stop: %+v %v", rs, err)
 	}

@@ -14,51 +14,12 @@ import (
 	"cardhour/errs"
 	"cardhour/money"
 	"cardhour/schedule"
+	"cardhour/server/request"
+	"cardhour/server/response"
+	"cardhour/server/scope"
 	"cardhour/store"
 	"cardhour/web"
 )
-
-// bkLocalLayouts are the forms' time formats: what <input type=
-// "datetime-local"> sends, with or without seconds, and the same typed by hand.
-var bkLocalLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04"}
-
-// bkParseLocal reads a form time in the portal's zone.
-func (s *Server) bkParseLocal(v string) (time.Time, bool) {
-	v = strings.TrimSpace(v)
-	for _, layout := range bkLocalLayouts {
-		if t, err := time.ParseInLocation(layout, v, s.cfg.TZ); err == nil {
-			return t.UTC(), true
-		}
-	}
-	return time.Time{}, false
-}
-
-// bkLocalValue is t as a datetime-local input's value in the portal's zone.
-func (s *Server) bkLocalValue(t time.Time) string { return t.In(s.cfg.TZ).Format(bkLocalLayouts[0]) }
-
-// bkFormID reads a positive id from a form value, 0 when it is none.
-func bkFormID(v string) int64 {
-	id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || id < 0 {
-		return 0
-	}
-	return id
-}
-
-// bkFloat reads an optional number; one that does not parse is a field
-// message.
-func bkFloat(raw string, v *errs.Validation, field string) (float64, bool) {
-	raw = strings.TrimSpace(raw)
-	if raw == "" {
-		return 0, false
-	}
-	x, err := strconv.ParseFloat(raw, 64)
-	if err != nil {
-		v.Add(field, "field.number")
-		return 0, false
-	}
-	return x, true
-}
 
 func (s *Server) bkTeamNames(c echo.Context) (map[int64]string, error) {
 	teams, err := s.store.FindTeams(c.Request().Context())
@@ -87,8 +48,8 @@ var liveStates = []string{store.BookingPending, store.BookingConfirmed, store.Bo
 // live bookings, and the way to book more.
 func (s *Server) bookingHome(c echo.Context) error {
 	ctx := c.Request().Context()
-	u := mustUser(c)
-	lang := langOf(c)
+	u := request.User(c)
+	lang := request.Lang(c)
 	h := web.BookingHomeProps{CanBook: store.RoleRank(u.Role) >= store.RoleRank(store.RoleMember)}
 	notes, err := s.store.FindNotifications(ctx, u.ID, true, 20)
 	if err != nil {
@@ -117,14 +78,14 @@ func (s *Server) bookingHome(c echo.Context) error {
 			h.Team = append(h.Team, bookingItem(b))
 		}
 	}
-	return s.render(c, http.StatusOK, web.BookingHomePage(s.page(c, "bkhome.title", "booking"), h))
+	return response.Render(c, http.StatusOK, web.BookingHomePage(s.pages.Page(c, "bkhome.title", "booking"), h))
 }
 
 func (s *Server) markNotificationsRead(c echo.Context) error {
-	if err := s.store.MarkNotificationsRead(c.Request().Context(), mustUser(c).ID); err != nil {
+	if err := s.store.MarkNotificationsRead(c.Request().Context(), request.User(c).ID); err != nil {
 		return err
 	}
-	return s.redirectWithFlash(c, "/booking", web.T(langOf(c), "bkhome.marked_read"))
+	return s.pages.RedirectWithFlash(c, "/booking", web.T(request.Lang(c), "bkhome.marked_read"))
 }
 
 var bookingFormFields = []string{"task_id", "card_type", "count", "mode", "start", "end", "duration_hours", "queue", "override_quota"}
@@ -198,16 +159,16 @@ func (s *Server) bookingFormPage(c echo.Context) error {
 	}
 	if f.Value("start") == "" && f.Value("end") == "" {
 		start := time.Now().Truncate(time.Hour).Add(time.Hour)
-		f.Values["start"] = s.bkLocalValue(start)
-		f.Values["end"] = s.bkLocalValue(start.Add(4 * time.Hour))
+		f.Values["start"] = request.LocalValue(start, s.cfg.TZ)
+		f.Values["end"] = request.LocalValue(start.Add(4*time.Hour), s.cfg.TZ)
 	}
 	return s.renderBookingForm(c, http.StatusOK, f)
 }
 
 func (s *Server) renderBookingForm(c echo.Context, status int, f web.Form) error {
 	ctx := c.Request().Context()
-	u := mustUser(c)
-	lang := langOf(c)
+	u := request.User(c)
+	lang := request.Lang(c)
 	bookable, err := s.store.BookableTeamIDs(ctx, u)
 	if err != nil {
 		return err
@@ -226,7 +187,7 @@ func (s *Server) renderBookingForm(c echo.Context, status int, f web.Form) error
 		HeadroomPct: int(s.cfg.Headroom*100 + 0.5),
 	}
 	var sel *store.Task
-	want := bkFormID(f.Value("task_id"))
+	want := request.ID(f.Value("task_id"))
 	for i, t := range tasks {
 		props.Tasks = append(props.Tasks, web.Option{Value: web.I64(t.ID), Label: t.Name + " · " + teams[t.TeamID]})
 		if t.ID == want {
@@ -290,7 +251,7 @@ func (s *Server) renderBookingForm(c echo.Context, status int, f web.Form) error
 			}
 		}
 	}
-	return s.render(c, status, web.BookingFormPage(s.page(c, "bkform.title", "booking"), props, f))
+	return response.Render(c, status, web.BookingFormPage(s.pages.Page(c, "bkform.title", "booking"), props, f))
 }
 
 // bookingRequestFromForm parses the form into a request: "book now" starts
@@ -300,10 +261,10 @@ func (s *Server) renderBookingForm(c echo.Context, status int, f web.Form) error
 func (s *Server) bookingRequestFromForm(f web.Form) (store.BookingRequest, error) {
 	v := errs.NewValidation("server.bookingRequestFromForm")
 	req := store.BookingRequest{Queue: f.Value("queue") != "", OverrideQuota: f.Value("override_quota") != ""}
-	if req.TaskID = bkFormID(f.Value("task_id")); req.TaskID == 0 {
+	if req.TaskID = request.ID(f.Value("task_id")); req.TaskID == 0 {
 		v.Add("task_id", "bkform.task_required")
 	}
-	if req.CardTypeID = bkFormID(f.Value("card_type")); req.CardTypeID == 0 {
+	if req.CardTypeID = request.ID(f.Value("card_type")); req.CardTypeID == 0 {
 		v.Add("card_type", "bkform.card_type_required")
 	}
 	switch raw := strings.TrimSpace(f.Value("count")); {
@@ -317,7 +278,7 @@ func (s *Server) bookingRequestFromForm(f web.Form) (store.BookingRequest, error
 		req.Count = n
 	}
 	if f.Value("mode") == "now" {
-		hours, ok := bkFloat(f.Value("duration_hours"), v, "duration_hours")
+		hours, ok := request.Float(f.Value("duration_hours"), v, "duration_hours")
 		if !ok && strings.TrimSpace(f.Value("duration_hours")) == "" {
 			v.Add("duration_hours", "field.required")
 		}
@@ -333,7 +294,7 @@ func (s *Server) bookingRequestFromForm(f web.Form) (store.BookingRequest, error
 		if raw == "" {
 			continue // the store names a missing time
 		}
-		t, ok := s.bkParseLocal(raw)
+		t, ok := request.ParseLocal(raw, s.cfg.TZ)
 		if !ok {
 			v.Add(field, "bkform.time_invalid")
 			continue
@@ -346,7 +307,7 @@ func (s *Server) bookingRequestFromForm(f web.Form) (store.BookingRequest, error
 // bookingFormFailed shows the form again with the reasons; in "book now"
 // mode the window's messages belong to the duration.
 func (s *Server) bookingFormFailed(c echo.Context, err error, f web.Form) error {
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
 	if f.Value("mode") == "now" {
@@ -357,7 +318,7 @@ func (s *Server) bookingFormFailed(c echo.Context, err error, f web.Form) error 
 			}
 		}
 	}
-	return s.renderBookingForm(c, statusOf(errs.CodeOf(err)), f)
+	return s.renderBookingForm(c, response.StatusOf(err), f)
 }
 
 // previewBookingForm shows what the request costs and what it will do,
@@ -365,7 +326,7 @@ func (s *Server) bookingFormFailed(c echo.Context, err error, f web.Form) error 
 // warning when it books more than the task's estimate has left.
 func (s *Server) previewBookingForm(c echo.Context) error {
 	ctx := c.Request().Context()
-	f := formOf(c, bookingFormFields...)
+	f := request.Form(c, bookingFormFields...)
 	req, err := s.bookingRequestFromForm(f)
 	var pv *store.BookingPreview
 	if err == nil {
@@ -407,12 +368,12 @@ func (s *Server) previewBookingForm(c echo.Context) error {
 		}
 	}
 	v.EditURL = "/booking/new?" + back.Encode()
-	return s.render(c, http.StatusOK, web.BookingPreviewPage(s.page(c, "bkpreview.title", "booking"), v))
+	return response.Render(c, http.StatusOK, web.BookingPreviewPage(s.pages.Page(c, "bkpreview.title", "booking"), v))
 }
 
 // createBookingForm makes the booking the preview showed.
 func (s *Server) createBookingForm(c echo.Context) error {
-	f := formOf(c, bookingFormFields...)
+	f := request.Form(c, bookingFormFields...)
 	req, err := s.bookingRequestFromForm(f)
 	var res *store.BookingResult
 	if err == nil {
@@ -421,7 +382,7 @@ func (s *Server) createBookingForm(c echo.Context) error {
 	if err != nil {
 		return s.bookingFormFailed(c, err, f)
 	}
-	lang := langOf(c)
+	lang := request.Lang(c)
 	b := res.Booking
 	msg := web.T(lang, "bkflash.placed", b.ID, len(res.Cards))
 	if b.State == store.BookingPending {
@@ -430,13 +391,13 @@ func (s *Server) createBookingForm(c echo.Context) error {
 	if len(res.Preempted) > 0 {
 		msg += " " + web.T(lang, "bkflash.preempted", len(res.Preempted))
 	}
-	return s.redirectWithFlash(c, bookingPath(b.ID), msg)
+	return s.pages.RedirectWithFlash(c, bookingPath(b.ID), msg)
 }
 
 func bookingPath(id int64) string { return "/bookings/" + strconv.FormatInt(id, 10) }
 
 func (s *Server) bookingDetail(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -449,11 +410,11 @@ func (s *Server) bookingDetail(c echo.Context) error {
 // the team's managers and admins, who are also the ones the store allows.
 func (s *Server) renderBookingDetail(c echo.Context, status int, id int64, actionErr string, extend web.Form) error {
 	ctx := c.Request().Context()
-	b, err := s.visibleBooking(c, id)
+	b, err := scope.Booking(c, s.store, id)
 	if err != nil {
 		return err
 	}
-	u := mustUser(c)
+	u := request.User(c)
 	managed, err := s.store.ManagedTeamIDs(ctx, u)
 	if err != nil {
 		return err
@@ -480,10 +441,10 @@ func (s *Server) renderBookingDetail(c echo.Context, status int, id int64, actio
 		d.StateNote = b.StateNote
 		var mins int
 		if _, err := fmt.Sscanf(b.StateNote, store.NoShowNote, &mins); err == nil {
-			d.StateNote = web.T(langOf(c), "bkdetail.no_show_note", mins)
+			d.StateNote = web.T(request.Lang(c), "bkdetail.no_show_note", mins)
 		}
 	case strings.HasPrefix(b.StateNote, "window passed while waiting"):
-		d.StateNote = web.T(langOf(c), "bkdetail.expired_note")
+		d.StateNote = web.T(request.Lang(c), "bkdetail.expired_note")
 	default:
 		d.StateNote = b.StateNote
 	}
@@ -495,22 +456,22 @@ func (s *Server) renderBookingDetail(c echo.Context, status int, id int64, actio
 		return err
 	}
 	if extend.Value("end") == "" && len(extend.Errors) == 0 {
-		extend.Values["end"] = s.bkLocalValue(b.EndAt.Add(time.Hour))
+		extend.Values["end"] = request.LocalValue(b.EndAt.Add(time.Hour), s.cfg.TZ)
 	}
-	return s.render(c, status, web.BookingDetailPage(s.page(c, "bkdetail.page", "booking"), d, extend))
+	return response.Render(c, status, web.BookingDetailPage(s.pages.Page(c, "bkdetail.page", "booking"), d, extend))
 }
 
 // bookingActionFailed shows the booking again with why a release, cancel or
 // approval was refused; other errors go to the error handler.
 func (s *Server) bookingActionFailed(c echo.Context, id int64, err error) error {
-	if msg, ok := refused(langOf(c), err); ok {
-		return s.renderBookingDetail(c, statusOf(errs.CodeOf(err)), id, msg, web.NewForm())
+	if msg, ok := response.Refusal(request.Lang(c), err); ok {
+		return s.renderBookingDetail(c, response.StatusOf(err), id, msg, web.NewForm())
 	}
 	return err
 }
 
 func (s *Server) releaseBookingForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -518,24 +479,24 @@ func (s *Server) releaseBookingForm(c echo.Context) error {
 	if err != nil {
 		return s.bookingActionFailed(c, id, err)
 	}
-	msg := web.T(langOf(c), "bkflash.released", id, strconv.FormatFloat(schedule.CardHours(res.ReturnedCardSeconds), 'f', 1, 64),
+	msg := web.T(request.Lang(c), "bkflash.released", id, strconv.FormatFloat(schedule.CardHours(res.ReturnedCardSeconds), 'f', 1, 64),
 		"¥"+money.Fen(res.ReturnedFen).Yuan())
-	return s.redirectWithFlash(c, bookingPath(id), msg)
+	return s.pages.RedirectWithFlash(c, bookingPath(id), msg)
 }
 
 func (s *Server) cancelBookingForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	if _, err := s.store.CancelBooking(c.Request().Context(), id); err != nil {
 		return s.bookingActionFailed(c, id, err)
 	}
-	return s.redirectWithFlash(c, bookingPath(id), web.T(langOf(c), "bkflash.cancelled", id))
+	return s.pages.RedirectWithFlash(c, bookingPath(id), web.T(request.Lang(c), "bkflash.cancelled", id))
 }
 
 func (s *Server) approveBookingForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -543,26 +504,26 @@ func (s *Server) approveBookingForm(c echo.Context) error {
 	if err != nil {
 		return s.bookingActionFailed(c, id, err)
 	}
-	lang := langOf(c)
+	lang := request.Lang(c)
 	msg := web.T(lang, "bkflash.approved_placed", id, len(res.Cards))
 	if res.Booking.State == store.BookingPending {
 		msg = web.T(lang, "bkflash.approved_waiting", id, web.T(lang, "bkwait."+res.Booking.WaitReason))
 	}
-	return s.redirectWithFlash(c, bookingPath(id), msg)
+	return s.pages.RedirectWithFlash(c, bookingPath(id), msg)
 }
 
 // extendBookingForm moves the end later; the new end is read in the
 // portal's zone.
 func (s *Server) extendBookingForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	f := formOf(c, "end")
+	f := request.Form(c, "end")
 	const op = "server.extendBookingForm"
 	raw := strings.TrimSpace(f.Value("end"))
 	var end time.Time
-	switch t, ok := s.bkParseLocal(raw); {
+	switch t, ok := request.ParseLocal(raw, s.cfg.TZ); {
 	case raw == "":
 		err = &errs.Error{Code: errs.Invalid, Op: op, Key: "booking.end_required", Fields: map[string]string{"end": "booking.end_required"}}
 	case !ok:
@@ -572,12 +533,12 @@ func (s *Server) extendBookingForm(c echo.Context) error {
 		_, err = s.store.ExtendBooking(c.Request().Context(), id, end)
 	}
 	if err == nil {
-		return s.redirectWithFlash(c, bookingPath(id), web.T(langOf(c), "bkflash.extended", id, end.In(s.cfg.TZ).Format("2006-01-02 15:04")))
+		return s.pages.RedirectWithFlash(c, bookingPath(id), web.T(request.Lang(c), "bkflash.extended", id, end.In(s.cfg.TZ).Format("2006-01-02 15:04")))
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderBookingDetail(c, statusOf(errs.CodeOf(err)), id, "", f)
+	return s.renderBookingDetail(c, response.StatusOf(err), id, "", f)
 }
 
 // bookingUsage adds what telemetry saw of the booking: busy against idle
@@ -596,7 +557,7 @@ func (s *Server) bookingUsage(c echo.Context, d *web.BookingDetailProps) error {
 	if err != nil {
 		return err
 	}
-	p := s.basePage(c)
+	p := s.pages.Base(c)
 	for _, a := range alerts {
 		row := web.BookingAlertRow{Kind: a.Kind, Card: fmt.Sprintf("%s #%d", a.HostName, a.GPUIndex), Started: p.Time(a.StartedAt), Open: a.EndedAt == nil}
 		if a.EndedAt != nil {

@@ -42,13 +42,13 @@ func bkpSetupOn(t *testing.T, dialect string) *bkpWorld {
 	o := envOptions{}
 	if dialect == store.MySQL {
 		dsn, _ := storetest.MySQLDSN(t)
-		o.vars = map[string]string{"CARDHOUR_DB": "mysql://" + dsn}
+		o.Vars = map[string]string{"CARDHOUR_DB": "mysql://" + dsn}
 	}
 	e := newEnv(t, o)
-	if e.st.Dialect() != dialect {
-		t.Fatalf("portal runs on %s, want %s", e.st.Dialect(), dialect)
+	if e.St.Dialect() != dialect {
+		t.Fatalf("portal runs on %s, want %s", e.St.Dialect(), dialect)
 	}
-	ctx := store.WithActor(context.Background(), store.Actor{UserID: e.users[store.RoleAdmin].ID, Username: "admin"})
+	ctx := store.WithActor(context.Background(), store.Actor{UserID: e.Users[store.RoleAdmin].ID, Username: "admin"})
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -56,38 +56,38 @@ func bkpSetupOn(t *testing.T, dialect string) *bkpWorld {
 		}
 	}
 	w := &bkpWorld{e: e}
-	ct, err := e.st.CreateCardType(ctx, store.CardTypeInput{Name: "H800", VRAMGiB: 80, TFLOPSBF16: 989, TFLOPSFP16: 989, TFLOPSFP32: 67, PriceFen: bkpPriceFen})
+	ct, err := e.St.CreateCardType(ctx, store.CardTypeInput{Name: "H800", VRAMGiB: 80, TFLOPSBF16: 989, TFLOPSFP16: 989, TFLOPSFP32: 67, PriceFen: bkpPriceFen})
 	must(err)
 	w.typeID = ct.ID
-	host, err := e.st.CreateHost(ctx, store.HostInput{Name: "gpu-01", Zone: "a"})
+	host, err := e.St.CreateHost(ctx, store.HostInput{Name: "gpu-01", Zone: "a"})
 	must(err)
 	for i := 0; i < 4; i++ {
-		_, err := e.st.CreateCard(ctx, store.CardInput{UUID: fmt.Sprintf("GPU-%08x-1111-2222-3333-%012x", i, i), GPUIndex: i,
+		_, err := e.St.CreateCard(ctx, store.CardInput{UUID: fmt.Sprintf("GPU-%08x-1111-2222-3333-%012x", i, i), GPUIndex: i,
 			HostID: host.ID, CardTypeID: ct.ID, Status: store.CardActive})
 		must(err)
 	}
-	team, err := e.st.CreateTeam(ctx, store.TeamInput{Name: "llm"})
+	team, err := e.St.CreateTeam(ctx, store.TeamInput{Name: "llm"})
 	must(err)
-	other, err := e.st.CreateTeam(ctx, store.TeamInput{Name: "vision"})
+	other, err := e.St.CreateTeam(ctx, store.TeamInput{Name: "vision"})
 	must(err)
 	w.teamID, w.otherTeamID = team.ID, other.ID
-	_, err = e.st.SetMembership(ctx, team.ID, e.users[store.RoleMember].ID, store.TeamRoleMember)
+	_, err = e.St.SetMembership(ctx, team.ID, e.Users[store.RoleMember].ID, store.TeamRoleMember)
 	must(err)
-	_, err = e.st.SetMembership(ctx, team.ID, e.users[store.RoleManager].ID, store.TeamRoleManager)
+	_, err = e.St.SetMembership(ctx, team.ID, e.Users[store.RoleManager].ID, store.TeamRoleManager)
 	must(err)
-	_, err = e.st.SetMembership(ctx, team.ID, e.users[store.RoleViewer].ID, store.TeamRoleViewer)
+	_, err = e.St.SetMembership(ctx, team.ID, e.Users[store.RoleViewer].ID, store.TeamRoleViewer)
 	must(err)
 	now := time.Now()
 	for _, teamID := range []int64{team.ID, other.ID} {
-		_, err = e.st.CreateQuota(ctx, store.QuotaInput{TeamID: teamID, CardTypeID: ct.ID, CardHours: 1000,
+		_, err = e.St.CreateQuota(ctx, store.QuotaInput{TeamID: teamID, CardTypeID: ct.ID, CardHours: 1000,
 			ValidFrom: now.Add(-24 * time.Hour), ExpiresAt: now.Add(120 * 24 * time.Hour)})
 		must(err)
 	}
-	task, err := e.st.CreateTask(ctx, store.TaskInput{TeamID: team.ID, Name: "7B 续训", Priority: schedule.Normal, EstimateCardHours: 100,
+	task, err := e.St.CreateTask(ctx, store.TaskInput{TeamID: team.ID, Name: "7B 续训", Priority: schedule.Normal, EstimateCardHours: 100,
 		DataReadiness: schedule.DataReady, VRAMGiB: 60, Precision: "bf16"})
 	must(err)
 	w.taskID = task.ID
-	otherTask, err := e.st.CreateTask(ctx, store.TaskInput{TeamID: other.ID, Name: "检测 v5", Priority: schedule.Normal, EstimateCardHours: 100,
+	otherTask, err := e.St.CreateTask(ctx, store.TaskInput{TeamID: other.ID, Name: "检测 v5", Priority: schedule.Normal, EstimateCardHours: 100,
 		DataReadiness: schedule.DataReady, VRAMGiB: 30, Precision: "bf16"})
 	must(err)
 	w.otherTaskID = otherTask.ID
@@ -96,15 +96,15 @@ func bkpSetupOn(t *testing.T, dialect string) *bkpWorld {
 
 // login is a browser logged in as role through the login form.
 func (w *bkpWorld) login(role string) *client {
-	w.e.t.Helper()
-	c := w.e.client()
-	c.mustLogin(w.e.users[role].Username, w.e.users[role].Password)
+	w.e.T.Helper()
+	c := w.e.Client()
+	c.MustLogin(w.e.Users[role].Username, w.e.Users[role].Password)
 	return c
 }
 
 func (w *bkpWorld) bookings(t *testing.T) []store.BookingView {
 	t.Helper()
-	bs, err := w.e.st.FindBookings(context.Background(), store.BookingFilter{})
+	bs, err := w.e.St.FindBookings(context.Background(), store.BookingFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func (w *bkpWorld) bookings(t *testing.T) []store.BookingView {
 }
 
 // local is t as the booking form's datetime-local value in the portal's zone.
-func (w *bkpWorld) local(t time.Time) string { return t.In(w.e.cfg.TZ).Format("2006-01-02T15:04") }
+func (w *bkpWorld) local(t time.Time) string { return t.In(w.e.Cfg.TZ).Format("2006-01-02T15:04") }
 
 // window is a booking form for the task over [start, end).
 func (w *bkpWorld) window(taskID int64, count int, start, end time.Time) url.Values {
@@ -142,7 +142,7 @@ func TestTaskCreatedThroughTheFormIsListed(t *testing.T) {
 	w := bkpSetup(t)
 	c := w.login(store.RoleMember)
 
-	form := c.get("/tasks/new")
+	form := c.Get("/tasks/new")
 	bkpWant(t, form, http.StatusOK, "GET /tasks/new")
 	doc := form.Doc(t)
 	if n := doc.Find(`select[name=team_id] option[value="` + strconv.FormatInt(w.otherTeamID, 10) + `"]`).Length(); n != 0 {
@@ -155,9 +155,9 @@ func TestTaskCreatedThroughTheFormIsListed(t *testing.T) {
 	v := url.Values{"team_id": {strconv.FormatInt(w.teamID, 10)}, "name": {"SFT 指令微调"}, "priority": {"core"},
 		"estimate_card_hours": {"160"}, "data_readiness": {"not_ready"}, "data_ready_at": {w.local(time.Now().Add(48 * time.Hour))},
 		"vram_gib": {"60"}, "precision": {"bf16"}, "card_type_ids": {strconv.FormatInt(w.typeID, 10)}, "notes": {"ZeRO-3"}}
-	r := c.postForm("/tasks/new", v, true)
+	r := c.PostForm("/tasks/new", v, true)
 	bkpWant(t, r, http.StatusSeeOther, "POST /tasks/new")
-	tasks, err := w.e.st.FindTasks(context.Background(), store.TaskFilter{TeamID: w.teamID})
+	tasks, err := w.e.St.FindTasks(context.Background(), store.TaskFilter{TeamID: w.teamID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestTaskCreatedThroughTheFormIsListed(t *testing.T) {
 		t.Errorf("redirect to %q, want the task page", loc)
 	}
 
-	list := c.get("/tasks")
+	list := c.Get("/tasks")
 	bkpWant(t, list, http.StatusOK, "GET /tasks")
 	row := list.Doc(t).Find(`[data-testid=task-row][data-id="` + strconv.FormatInt(created.ID, 10) + `"]`)
 	if row.Length() != 1 {
@@ -199,7 +199,7 @@ func TestTaskCreatedThroughTheFormIsListed(t *testing.T) {
 		t.Errorf("deviation %q, want on_plan", d)
 	}
 
-	page := c.get("/tasks/" + strconv.FormatInt(created.ID, 10))
+	page := c.Get("/tasks/" + strconv.FormatInt(created.ID, 10))
 	bkpWant(t, page, http.StatusOK, "GET task page")
 	if href, _ := page.Doc(t).Find("[data-testid=task-book]").Attr("href"); href != "/booking/new?task="+strconv.FormatInt(created.ID, 10) {
 		t.Errorf("book-for-this-task link %q", href)
@@ -207,13 +207,13 @@ func TestTaskCreatedThroughTheFormIsListed(t *testing.T) {
 
 	bad := url.Values{"team_id": {strconv.FormatInt(w.teamID, 10)}, "name": {""}, "priority": {"core"},
 		"estimate_card_hours": {"lots"}, "data_readiness": {"ready"}}
-	r = c.postForm("/tasks/new", bad, true)
+	r = c.PostForm("/tasks/new", bad, true)
 	bkpWant(t, r, http.StatusUnprocessableEntity, "POST /tasks/new with a non-number estimate")
 	if got := bkpText(r.Doc(t), "[data-testid=error-estimate_card_hours]"); got != bkpZH("field.number") {
 		t.Errorf("estimate message %q, want %q", got, bkpZH("field.number"))
 	}
 	bad.Set("estimate_card_hours", "10")
-	r = c.postForm("/tasks/new", bad, true)
+	r = c.PostForm("/tasks/new", bad, true)
 	bkpWant(t, r, http.StatusUnprocessableEntity, "POST /tasks/new without a name")
 	if got := bkpText(r.Doc(t), "[data-testid=error-name]"); got != bkpZH("field.required") {
 		t.Errorf("name message %q, want %q", got, bkpZH("field.required"))
@@ -222,27 +222,27 @@ func TestTaskCreatedThroughTheFormIsListed(t *testing.T) {
 	foreign := cloneValues(v)
 	foreign.Set("team_id", strconv.FormatInt(w.otherTeamID, 10))
 	foreign.Set("name", "偷偷建的任务")
-	r = c.postForm("/tasks/new", foreign, true)
+	r = c.PostForm("/tasks/new", foreign, true)
 	bkpWant(t, r, http.StatusUnprocessableEntity, "POST /tasks/new for another team")
 	if got := bkpText(r.Doc(t), "[data-testid=error-team_id]"); got == "" {
 		t.Errorf("no message next to the team select")
 	}
-	if others, _ := w.e.st.FindTasks(context.Background(), store.TaskFilter{TeamID: w.otherTeamID}); len(others) != 1 {
+	if others, _ := w.e.St.FindTasks(context.Background(), store.TaskFilter{TeamID: w.otherTeamID}); len(others) != 1 {
 		t.Errorf("the other team has %d tasks, want 1", len(others))
 	}
 
 	// Editing: the readiness goes to ready; another team's task is refused.
 	edit := cloneValues(v)
 	edit.Set("data_readiness", "ready")
-	r = c.postForm("/tasks/"+strconv.FormatInt(created.ID, 10)+"/edit", edit, true)
+	r = c.PostForm("/tasks/"+strconv.FormatInt(created.ID, 10)+"/edit", edit, true)
 	bkpWant(t, r, http.StatusSeeOther, "POST task edit")
-	if got, _ := w.e.st.FindTaskByID(context.Background(), created.ID); got.DataReadiness != "ready" {
+	if got, _ := w.e.St.FindTaskByID(context.Background(), created.ID); got.DataReadiness != "ready" {
 		t.Errorf("readiness after edit %q, want ready", got.DataReadiness)
 	}
 	// Another team's task is not found, in the pages as in the API.
-	r = c.postForm("/tasks/"+strconv.FormatInt(w.otherTaskID, 10)+"/edit", foreign, true)
+	r = c.PostForm("/tasks/"+strconv.FormatInt(w.otherTaskID, 10)+"/edit", foreign, true)
 	bkpWant(t, r, http.StatusNotFound, "POST edit of another team's task")
-	r = c.get("/tasks/" + strconv.FormatInt(w.otherTaskID, 10))
+	r = c.Get("/tasks/" + strconv.FormatInt(w.otherTaskID, 10))
 	bkpWant(t, r, http.StatusNotFound, "GET another team's task")
 }
 
@@ -253,7 +253,7 @@ func TestEstimatorSevenBInference(t *testing.T) {
 	t.Parallel()
 	w := bkpSetup(t)
 	c := w.login(store.RoleViewer)
-	r := c.get("/estimator?params_b=7&precision=bf16&workload=inference&batch=1&context=4096")
+	r := c.Get("/estimator?params_b=7&precision=bf16&workload=inference&batch=1&context=4096")
 	bkpWant(t, r, http.StatusOK, "GET /estimator")
 	want, err := schedule.EstimateVRAM(schedule.VRAMInput{ParamsB: 7, Precision: "bf16", Workload: schedule.WorkInference, Batch: 1, Context: 4096})
 	if err != nil {
@@ -288,7 +288,7 @@ func TestEstimatorSevenBInference(t *testing.T) {
 		t.Errorf("use-for-a-new-task link %q", href)
 	}
 
-	bad := c.get("/estimator?params_b=seven&precision=bf16&workload=inference")
+	bad := c.Get("/estimator?params_b=seven&precision=bf16&workload=inference")
 	bkpWant(t, bad, http.StatusUnprocessableEntity, "GET /estimator with a bad number")
 	if got := bkpText(bad.Doc(t), "[data-testid=error-params_b]"); got != bkpZH("field.number") {
 		t.Errorf("params message %q", got)
@@ -303,7 +303,7 @@ func TestBookingPreviewShowsCostThenConfirmBooks(t *testing.T) {
 		w := bkpSetupOn(t, dialect)
 		c := w.login(store.RoleMember)
 
-		form := c.get("/booking/new?task=" + strconv.FormatInt(w.taskID, 10))
+		form := c.Get("/booking/new?task=" + strconv.FormatInt(w.taskID, 10))
 		bkpWant(t, form, http.StatusOK, "GET /booking/new")
 		fd := form.Doc(t)
 		if v, _ := fd.Find("[data-testid=booking-form] input[name=task_id]").Attr("value"); v != strconv.FormatInt(w.taskID, 10) {
@@ -321,7 +321,7 @@ func TestBookingPreviewShowsCostThenConfirmBooks(t *testing.T) {
 
 		start := time.Now().Add(2 * time.Hour).Truncate(time.Minute)
 		v := w.window(w.taskID, 2, start, start.Add(3*time.Hour))
-		r := c.postForm("/booking/preview", v, true)
+		r := c.PostForm("/booking/preview", v, true)
 		bkpWant(t, r, http.StatusOK, "POST /booking/preview")
 		doc := r.Doc(t)
 		// 2 cards × 3 h = 6 card-hours × ¥12.00 = ¥72.00.
@@ -355,7 +355,7 @@ func TestBookingPreviewShowsCostThenConfirmBooks(t *testing.T) {
 				confirm.Set(name, val)
 			}
 		})
-		r = c.postForm("/booking", confirm, true)
+		r = c.PostForm("/booking", confirm, true)
 		bkpWant(t, r, http.StatusSeeOther, "POST /booking")
 		bs := w.bookings(t)
 		if len(bs) != 1 {
@@ -368,7 +368,7 @@ func TestBookingPreviewShowsCostThenConfirmBooks(t *testing.T) {
 		if loc := r.Header.Get("Location"); loc != "/bookings/"+strconv.FormatInt(b.ID, 10) {
 			t.Errorf("redirect to %q", loc)
 		}
-		page := c.get(r.Header.Get("Location"))
+		page := c.Get(r.Header.Get("Location"))
 		bkpWant(t, page, http.StatusOK, "GET booking page")
 		pd := page.Doc(t)
 		if got := bkpText(pd, "[data-testid=flash]"); got != bkpZH("bkflash.placed", b.ID, 2) {
@@ -386,7 +386,7 @@ func TestBookingPreviewShowsCostThenConfirmBooks(t *testing.T) {
 		if pd.Find("[data-testid=booking-cancel]").Length() != 1 {
 			t.Errorf("the owner is not offered to cancel a booking that has not started")
 		}
-		home := c.get("/booking")
+		home := c.Get("/booking")
 		bkpWant(t, home, http.StatusOK, "GET /booking")
 		if home.Doc(t).Find(`[data-testid=my-bookings] [data-testid=booking-row][data-id="`+strconv.FormatInt(b.ID, 10)+`"]`).Length() != 1 {
 			t.Errorf("the booking is not under my bookings")
@@ -394,7 +394,7 @@ func TestBookingPreviewShowsCostThenConfirmBooks(t *testing.T) {
 
 		// A booking longer than what the estimate has left is flagged.
 		v = w.window(w.taskID, 4, start.Add(4*time.Hour), start.Add(30*time.Hour))
-		r = c.postForm("/booking/preview", v, true)
+		r = c.PostForm("/booking/preview", v, true)
 		bkpWant(t, r, http.StatusOK, "POST /booking/preview over the estimate")
 		if r.Doc(t).Find("[data-testid=preview-over-estimate]").Length() != 1 {
 			t.Errorf("104 card-hours against 94 left is not flagged")
@@ -441,7 +441,7 @@ func TestBookingFormRejectsBadInput(t *testing.T) {
 			for _, path := range []string{"/booking/preview", "/booking"} {
 				v := w.window(w.taskID, 2, later, later.Add(2*time.Hour))
 				tc.edit(v)
-				r := c.postForm(path, v, true)
+				r := c.PostForm(path, v, true)
 				if r.StatusCode != http.StatusUnprocessableEntity {
 					t.Errorf("%s, POST %s: status %d, want 422", tc.name, path, r.StatusCode)
 					continue
@@ -472,7 +472,7 @@ func TestBookingWithoutCapacityIsConflict(t *testing.T) {
 	c := w.login(store.RoleMember)
 	start := time.Now().Add(time.Hour)
 	for _, path := range []string{"/booking/preview", "/booking"} {
-		r := c.postForm(path, w.window(w.taskID, 5, start, start.Add(time.Hour)), true)
+		r := c.PostForm(path, w.window(w.taskID, 5, start, start.Add(time.Hour)), true)
 		bkpWant(t, r, http.StatusConflict, "POST "+path+" for 5 of 4 cards")
 		if got := bkpText(r.Doc(t), "[data-testid=form-error]"); got != bkpZH("booking.no_capacity", 5, 4) {
 			t.Errorf("POST %s: message %q, want %q", path, got, bkpZH("booking.no_capacity", 5, 4))
@@ -484,7 +484,7 @@ func TestBookingWithoutCapacityIsConflict(t *testing.T) {
 	// With "wait in the queue" it is accepted and waits for capacity.
 	v := w.window(w.taskID, 5, start, start.Add(time.Hour))
 	v.Set("queue", "on")
-	r := c.postForm("/booking/preview", v, true)
+	r := c.PostForm("/booking/preview", v, true)
 	bkpWant(t, r, http.StatusOK, "preview with queue")
 	if got := bkpText(r.Doc(t), "[data-testid=preview-outcome]"); got != bkpZH("bkoutcome.capacity") {
 		t.Errorf("outcome %q", got)
@@ -500,21 +500,21 @@ func TestReleaseShowsReturnedHours(t *testing.T) {
 		c := w.login(store.RoleMember)
 		v := url.Values{"task_id": {strconv.FormatInt(w.taskID, 10)}, "card_type": {strconv.FormatInt(w.typeID, 10)},
 			"count": {"2"}, "mode": {"now"}, "duration_hours": {"2"}}
-		r := c.postForm("/booking", v, true)
+		r := c.PostForm("/booking", v, true)
 		bkpWant(t, r, http.StatusSeeOther, "book now")
 		bs := w.bookings(t)
 		if len(bs) != 1 || bs[0].State != store.BookingActive || bs[0].Kind != store.KindOnDemand {
 			t.Fatalf("bookings %+v: want one active on-demand booking", bs)
 		}
 		id := strconv.FormatInt(bs[0].ID, 10)
-		page := c.get("/bookings/" + id)
+		page := c.Get("/bookings/" + id)
 		if page.Doc(t).Find("[data-testid=booking-release]").Length() != 1 {
 			t.Fatalf("no release button on an active booking of mine")
 		}
 
-		r = c.postForm("/bookings/"+id+"/release", nil, true)
+		r = c.PostForm("/bookings/"+id+"/release", nil, true)
 		bkpWant(t, r, http.StatusSeeOther, "release")
-		b, err := w.e.st.FindBookingByID(context.Background(), bs[0].ID)
+		b, err := w.e.St.FindBookingByID(context.Background(), bs[0].ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -526,7 +526,7 @@ func TestReleaseShowsReturnedHours(t *testing.T) {
 		if hours != "4.0" {
 			t.Errorf("returned %s card-hours, want about 4.0", hours)
 		}
-		page = c.get("/bookings/" + id)
+		page = c.Get("/bookings/" + id)
 		bkpWant(t, page, http.StatusOK, "booking page after release")
 		doc := page.Doc(t)
 		if got := bkpText(doc, "[data-testid=flash]"); !strings.Contains(got, "#"+id) || !strings.Contains(got, hours+" 卡时") || !strings.Contains(got, "¥") {
@@ -543,7 +543,7 @@ func TestReleaseShowsReturnedHours(t *testing.T) {
 		}
 
 		// A second release is refused on the page with the store's reason.
-		r = c.postForm("/bookings/"+id+"/release", nil, true)
+		r = c.PostForm("/bookings/"+id+"/release", nil, true)
 		bkpWant(t, r, http.StatusConflict, "second release")
 		if got := bkpText(r.Doc(t), "[data-testid=list-error]"); got != bkpZH("booking.not_releasable", store.BookingReleased) {
 			t.Errorf("second release message %q", got)
@@ -557,14 +557,14 @@ func TestViewerCannotBook(t *testing.T) {
 	t.Parallel()
 	w := bkpSetup(t)
 	c := w.login(store.RoleViewer)
-	home := c.get("/booking")
+	home := c.Get("/booking")
 	bkpWant(t, home, http.StatusOK, "viewer GET /booking")
 	hd := home.Doc(t)
 	if hd.Find("[data-testid=booking-new]").Length() != 0 || hd.Find("[data-testid=booking-readonly]").Length() != 1 {
 		t.Errorf("a viewer is offered to book")
 	}
 	start := time.Now().Add(time.Hour)
-	r := c.postForm("/booking", w.window(w.taskID, 1, start, start.Add(time.Hour)), true)
+	r := c.PostForm("/booking", w.window(w.taskID, 1, start, start.Add(time.Hour)), true)
 	bkpWant(t, r, http.StatusForbidden, "viewer POST /booking")
 	if n := len(w.bookings(t)); n != 0 {
 		t.Errorf("a viewer's POST wrote %d bookings", n)
@@ -572,14 +572,14 @@ func TestViewerCannotBook(t *testing.T) {
 
 	// The member books; the viewer may look but is offered no action.
 	m := w.login(store.RoleMember)
-	bkpWant(t, m.postForm("/booking", w.window(w.taskID, 1, start, start.Add(time.Hour)), true), http.StatusSeeOther, "member books")
+	bkpWant(t, m.PostForm("/booking", w.window(w.taskID, 1, start, start.Add(time.Hour)), true), http.StatusSeeOther, "member books")
 	id := strconv.FormatInt(w.bookings(t)[0].ID, 10)
-	page := c.get("/bookings/" + id)
+	page := c.Get("/bookings/" + id)
 	bkpWant(t, page, http.StatusOK, "viewer GET booking page")
 	if page.Doc(t).Find("[data-testid=booking-actions]").Length() != 0 {
 		t.Errorf("a viewer is offered actions on someone's booking")
 	}
-	bkpWant(t, c.postForm("/bookings/"+id+"/cancel", nil, true), http.StatusForbidden, "viewer cancels")
+	bkpWant(t, c.PostForm("/bookings/"+id+"/cancel", nil, true), http.StatusForbidden, "viewer cancels")
 }
 
 // TestNotificationsShowAndMarkRead: a preempted owner sees why on the
@@ -588,36 +588,36 @@ func TestViewerCannotBook(t *testing.T) {
 func TestNotificationsShowAndMarkRead(t *testing.T) {
 	t.Parallel()
 	w := bkpSetup(t)
-	ctx := store.WithActor(context.Background(), store.Actor{UserID: w.e.users[store.RoleAdmin].ID, Username: "admin"})
-	backfill, err := w.e.st.CreateTask(ctx, store.TaskInput{TeamID: w.teamID, Name: "学习率扫描", Priority: schedule.Backfill,
+	ctx := store.WithActor(context.Background(), store.Actor{UserID: w.e.Users[store.RoleAdmin].ID, Username: "admin"})
+	backfill, err := w.e.St.CreateTask(ctx, store.TaskInput{TeamID: w.teamID, Name: "学习率扫描", Priority: schedule.Backfill,
 		EstimateCardHours: 50, DataReadiness: schedule.DataReady, VRAMGiB: 20, Precision: "bf16"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	core, err := w.e.st.CreateTask(ctx, store.TaskInput{TeamID: w.teamID, Name: "核心预训练", Priority: schedule.Core,
+	core, err := w.e.St.CreateTask(ctx, store.TaskInput{TeamID: w.teamID, Name: "核心预训练", Priority: schedule.Core,
 		EstimateCardHours: 500, DataReadiness: schedule.DataReady, VRAMGiB: 300, Precision: "bf16"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := w.login(store.RoleMember)
 	start := time.Now().Add(time.Hour).Truncate(time.Minute)
-	bkpWant(t, m.postForm("/booking", w.window(backfill.ID, 2, start, start.Add(2*time.Hour)), true), http.StatusSeeOther, "backfill books")
+	bkpWant(t, m.PostForm("/booking", w.window(backfill.ID, 2, start, start.Add(2*time.Hour)), true), http.StatusSeeOther, "backfill books")
 	victim := w.bookings(t)[0]
 	mg := w.login(store.RoleManager)
-	bkpWant(t, mg.postForm("/booking", w.window(core.ID, 4, start, start.Add(2*time.Hour)), true), http.StatusSeeOther, "core books")
+	bkpWant(t, mg.PostForm("/booking", w.window(core.ID, 4, start, start.Add(2*time.Hour)), true), http.StatusSeeOther, "core books")
 
-	home := m.get("/booking")
+	home := m.Get("/booking")
 	bkpWant(t, home, http.StatusOK, "GET /booking")
 	note := bkpText(home.Doc(t), "[data-testid=notification]")
 	if !strings.Contains(note, bkpZH("notify.preempted", victim.ID, "核心预训练")) {
 		t.Errorf("notification %q, want the preemption in Chinese", note)
 	}
-	page := m.get("/bookings/" + strconv.FormatInt(victim.ID, 10))
+	page := m.Get("/bookings/" + strconv.FormatInt(victim.ID, 10))
 	if page.Doc(t).Find("[data-testid=booking-preempted-note]").Length() != 1 {
 		t.Errorf("the preempted owner is not told why")
 	}
-	bkpWant(t, m.postForm("/notifications/read", nil, true), http.StatusSeeOther, "mark read")
-	if m.get("/booking").Doc(t).Find("[data-testid=notification]").Length() != 0 {
+	bkpWant(t, m.PostForm("/notifications/read", nil, true), http.StatusSeeOther, "mark read")
+	if m.Get("/booking").Doc(t).Find("[data-testid=notification]").Length() != 0 {
 		t.Errorf("notifications still shown after marking them read")
 	}
 }
@@ -628,19 +628,19 @@ func TestNotificationsShowAndMarkRead(t *testing.T) {
 func TestApproveExtendCancelFromTheBookingPage(t *testing.T) {
 	t.Parallel()
 	w := bkpSetup(t)
-	ctx := store.WithActor(context.Background(), store.Actor{UserID: w.e.users[store.RoleAdmin].ID, Username: "admin"})
-	if _, err := w.e.st.UpdateTeam(ctx, w.teamID, store.TeamInput{Name: "llm", RequiresApproval: true}); err != nil {
+	ctx := store.WithActor(context.Background(), store.Actor{UserID: w.e.Users[store.RoleAdmin].ID, Username: "admin"})
+	if _, err := w.e.St.UpdateTeam(ctx, w.teamID, store.TeamInput{Name: "llm", RequiresApproval: true}); err != nil {
 		t.Fatal(err)
 	}
 	m := w.login(store.RoleMember)
 	start := time.Now().Add(3 * time.Hour).Truncate(time.Minute)
-	bkpWant(t, m.postForm("/booking", w.window(w.taskID, 2, start, start.Add(2*time.Hour)), true), http.StatusSeeOther, "member books")
+	bkpWant(t, m.PostForm("/booking", w.window(w.taskID, 2, start, start.Add(2*time.Hour)), true), http.StatusSeeOther, "member books")
 	b := w.bookings(t)[0]
 	if b.State != store.BookingPending || b.WaitReason != store.WaitApproval {
 		t.Fatalf("booking %s/%s, want pending for approval", b.State, b.WaitReason)
 	}
 	id := strconv.FormatInt(b.ID, 10)
-	page := m.get("/bookings/" + id).Doc(t)
+	page := m.Get("/bookings/" + id).Doc(t)
 	if got := bkpText(page, "[data-testid=booking-detail] [data-testid=booking-wait]"); got != bkpZH("bkwait.approval") {
 		t.Errorf("wait reason %q", got)
 	}
@@ -649,34 +649,34 @@ func TestApproveExtendCancelFromTheBookingPage(t *testing.T) {
 	}
 
 	mg := w.login(store.RoleManager)
-	if mg.get("/bookings/"+id).Doc(t).Find("[data-testid=booking-approve]").Length() != 1 {
+	if mg.Get("/bookings/"+id).Doc(t).Find("[data-testid=booking-approve]").Length() != 1 {
 		t.Fatalf("the team manager is not offered to approve")
 	}
-	bkpWant(t, mg.postForm("/bookings/"+id+"/approve", nil, true), http.StatusSeeOther, "approve")
-	if got, _ := w.e.st.FindBookingByID(context.Background(), b.ID); got.State != store.BookingConfirmed || len(got.Cards) != 2 {
+	bkpWant(t, mg.PostForm("/bookings/"+id+"/approve", nil, true), http.StatusSeeOther, "approve")
+	if got, _ := w.e.St.FindBookingByID(context.Background(), b.ID); got.State != store.BookingConfirmed || len(got.Cards) != 2 {
 		t.Fatalf("after approval: %s with %d cards", got.State, len(got.Cards))
 	}
 
-	r := m.postForm("/bookings/"+id+"/extend", url.Values{"end": {"next week"}}, true)
+	r := m.PostForm("/bookings/"+id+"/extend", url.Values{"end": {"next week"}}, true)
 	bkpWant(t, r, http.StatusUnprocessableEntity, "extend with a malformed time")
 	if got := bkpText(r.Doc(t), "[data-testid=error-end]"); got != bkpZH("bkform.time_invalid") {
 		t.Errorf("extend message %q", got)
 	}
-	r = m.postForm("/bookings/"+id+"/extend", url.Values{"end": {w.local(start.Add(time.Hour))}}, true)
+	r = m.PostForm("/bookings/"+id+"/extend", url.Values{"end": {w.local(start.Add(time.Hour))}}, true)
 	bkpWant(t, r, http.StatusUnprocessableEntity, "extend to an earlier end")
 	if got := bkpText(r.Doc(t), "[data-testid=error-end]"); got != bkpZH("booking.extend_not_later") {
 		t.Errorf("extend message %q", got)
 	}
 	newEnd := start.Add(4 * time.Hour)
-	bkpWant(t, m.postForm("/bookings/"+id+"/extend", url.Values{"end": {w.local(newEnd)}}, true), http.StatusSeeOther, "extend")
-	if got, _ := w.e.st.FindBookingByID(context.Background(), b.ID); !got.EndAt.Equal(newEnd) {
+	bkpWant(t, m.PostForm("/bookings/"+id+"/extend", url.Values{"end": {w.local(newEnd)}}, true), http.StatusSeeOther, "extend")
+	if got, _ := w.e.St.FindBookingByID(context.Background(), b.ID); !got.EndAt.Equal(newEnd) {
 		t.Errorf("end after extending %v, want %v", got.EndAt, newEnd)
 	}
-	bkpWant(t, m.postForm("/bookings/"+id+"/cancel", nil, true), http.StatusSeeOther, "cancel")
-	if got, _ := w.e.st.FindBookingByID(context.Background(), b.ID); got.State != store.BookingCancelled {
+	bkpWant(t, m.PostForm("/bookings/"+id+"/cancel", nil, true), http.StatusSeeOther, "cancel")
+	if got, _ := w.e.St.FindBookingByID(context.Background(), b.ID); got.State != store.BookingCancelled {
 		t.Errorf("state after cancelling %s", got.State)
 	}
-	r = m.postForm("/bookings/"+id+"/cancel", nil, true)
+	r = m.PostForm("/bookings/"+id+"/cancel", nil, true)
 	bkpWant(t, r, http.StatusConflict, "cancel twice")
 	if got := bkpText(r.Doc(t), "[data-testid=list-error]"); got != bkpZH("booking.not_cancellable", store.BookingCancelled) {
 		t.Errorf("second cancel message %q", got)
@@ -691,14 +691,14 @@ func TestNoShowNoteInTheReadersLanguage(t *testing.T) {
 	c := w.login(store.RoleMember)
 	v := url.Values{"task_id": {strconv.FormatInt(w.taskID, 10)}, "card_type": {strconv.FormatInt(w.typeID, 10)},
 		"count": {"1"}, "mode": {"now"}, "duration_hours": {"2"}}
-	bkpWant(t, c.postForm("/booking", v, true), http.StatusSeeOther, "book now")
+	bkpWant(t, c.PostForm("/booking", v, true), http.StatusSeeOther, "book now")
 	b := w.bookings(t)[0]
 	// The state as the ticker leaves it (store/no_show_test.go drives it).
-	if _, err := w.e.st.DB().Exec("UPDATE bookings SET state = ?, state_note = ? WHERE id = ?",
+	if _, err := w.e.St.DB().Exec("UPDATE bookings SET state = ?, state_note = ? WHERE id = ?",
 		store.BookingNoShow, fmt.Sprintf(store.NoShowNote, 30), b.ID); err != nil {
 		t.Fatal(err)
 	}
-	page := c.get("/bookings/" + strconv.FormatInt(b.ID, 10))
+	page := c.Get("/bookings/" + strconv.FormatInt(b.ID, 10))
 	bkpWant(t, page, http.StatusOK, "GET the booking")
 	if got, want := bkpText(page.Doc(t), "[data-testid=booking-note]"), bkpZH("bkdetail.no_show_note", 30); got != want {
 		t.Errorf("note %q, want %q", got, want)

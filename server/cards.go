@@ -8,6 +8,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/request"
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -17,7 +19,7 @@ var cardFields = []string{"uuid", "index", "host_id", "card_type_id", "status"}
 // cardChoices fills the selects of the card pages: hosts, types, statuses.
 func (s *Server) cardChoices(c echo.Context) (web.CardsProps, error) {
 	ctx := c.Request().Context()
-	lang := langOf(c)
+	lang := request.Lang(c)
 	var props web.CardsProps
 	hosts, err := s.store.FindHosts(ctx)
 	if err != nil {
@@ -131,22 +133,22 @@ func (s *Server) renderCards(c echo.Context, status int, f web.Form, listErr str
 	}
 	props.Filter = filter
 	props.ListErr = listErr
-	return s.render(c, status, web.CardsPage(s.page(c, "admin.cards", "admin"), props, f))
+	return response.Render(c, status, web.CardsPage(s.pages.Page(c, "admin.cards", "admin"), props, f))
 }
 
 func (s *Server) createCardForm(c echo.Context) error {
-	f := formOf(c, cardFields...)
+	f := request.Form(c, cardFields...)
 	in, err := cardFromForm(f)
 	if err == nil {
 		var cd *store.Card
 		if cd, err = s.store.CreateCard(c.Request().Context(), in); err == nil {
-			return s.redirectWithFlash(c, "/admin/cards", web.T(langOf(c), "admin.created", cd.UUID))
+			return s.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.created", cd.UUID))
 		}
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderCards(c, statusOf(errs.CodeOf(err)), f, "")
+	return s.renderCards(c, response.StatusOf(err), f, "")
 }
 
 func (s *Server) renderCardEdit(c echo.Context, status int, id int64, f web.Form) error {
@@ -154,11 +156,11 @@ func (s *Server) renderCardEdit(c echo.Context, status int, id int64, f web.Form
 	if err != nil {
 		return err
 	}
-	return s.render(c, status, web.CardEditPage(s.page(c, "admin.cards", "admin"), id, props, f))
+	return response.Render(c, status, web.CardEditPage(s.pages.Page(c, "admin.cards", "admin"), id, props, f))
 }
 
 func (s *Server) editCardPage(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -170,28 +172,28 @@ func (s *Server) editCardPage(c echo.Context) error {
 }
 
 func (s *Server) updateCardForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	f := formOf(c, cardFields...)
+	f := request.Form(c, cardFields...)
 	in, err := cardFromForm(f)
 	if err == nil {
 		var cd *store.Card
 		if cd, err = s.store.UpdateCard(c.Request().Context(), id, in); err == nil {
-			return s.redirectWithFlash(c, "/admin/cards", web.T(langOf(c), "admin.updated", cd.UUID))
+			return s.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.updated", cd.UUID))
 		}
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderCardEdit(c, statusOf(errs.CodeOf(err)), id, f)
+	return s.renderCardEdit(c, response.StatusOf(err), id, f)
 }
 
 // retireCardForm is the one-click alternative to deleting a card that has
 // bookings: the card stays in the ledger but can no longer be booked.
 func (s *Server) retireCardForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -204,11 +206,11 @@ func (s *Server) retireCardForm(c echo.Context) error {
 	if _, err := s.store.UpdateCard(ctx, id, in); err != nil {
 		return err
 	}
-	return s.redirectWithFlash(c, "/admin/cards", web.T(langOf(c), "card.retired_flash", cardLabel(cd)))
+	return s.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "card.retired_flash", cardLabel(cd)))
 }
 
 func (s *Server) deleteCardForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -217,14 +219,14 @@ func (s *Server) deleteCardForm(c echo.Context) error {
 		return err
 	}
 	if err := s.store.DeleteCard(c.Request().Context(), id); err != nil {
-		if msg, ok := refused(langOf(c), err); ok {
+		if msg, ok := response.Refusal(request.Lang(c), err); ok {
 			f := web.NewForm()
 			f.Values["status"] = store.CardActive
-			return s.renderCards(c, statusOf(errs.CodeOf(err)), f, msg)
+			return s.renderCards(c, response.StatusOf(err), f, msg)
 		}
 		return err
 	}
-	return s.redirectWithFlash(c, "/admin/cards", web.T(langOf(c), "admin.deleted", cardLabel(cd)))
+	return s.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.deleted", cardLabel(cd)))
 }
 
 // cardRequest accepts the host and card type by id or by name, so a script
@@ -311,7 +313,7 @@ func (s *Server) apiListCards(c echo.Context) error {
 }
 
 func (s *Server) apiGetCard(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -324,7 +326,7 @@ func (s *Server) apiGetCard(c echo.Context) error {
 
 func (s *Server) apiCreateCard(c echo.Context) error {
 	var req cardRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	in, err := s.cardInput(c, req)
@@ -344,12 +346,12 @@ func (s *Server) apiCreateCard(c echo.Context) error {
 }
 
 func (s *Server) apiUpdateCard(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	var req cardRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	in, err := s.cardInput(c, req)
@@ -368,7 +370,7 @@ func (s *Server) apiUpdateCard(c echo.Context) error {
 }
 
 func (s *Server) apiDeleteCard(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 
 	"cardhour/errs"
 	"cardhour/money"
+	"cardhour/server/request"
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -105,26 +107,26 @@ func (s *Server) renderCardTypes(c echo.Context, status int, f web.Form) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, status, web.CardTypesPage(s.page(c, "admin.cardtypes", "admin"), rows, f))
+	return response.Render(c, status, web.CardTypesPage(s.pages.Page(c, "admin.cardtypes", "admin"), rows, f))
 }
 
 func (s *Server) createCardTypeForm(c echo.Context) error {
-	f := formOf(c, cardTypeFields...)
+	f := request.Form(c, cardTypeFields...)
 	in, err := cardTypeFromForm(f)
 	if err == nil {
 		var t *store.CardType
 		if t, err = s.store.CreateCardType(c.Request().Context(), in); err == nil {
-			return s.redirectWithFlash(c, "/admin/card-types", web.T(langOf(c), "admin.created", t.Name))
+			return s.pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.created", t.Name))
 		}
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderCardTypes(c, statusOf(errs.CodeOf(err)), f)
+	return s.renderCardTypes(c, response.StatusOf(err), f)
 }
 
 func (s *Server) editCardTypePage(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -132,30 +134,30 @@ func (s *Server) editCardTypePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, web.CardTypeEditPage(s.page(c, "admin.cardtypes", "admin"), id, cardTypeForm(t)))
+	return response.Render(c, http.StatusOK, web.CardTypeEditPage(s.pages.Page(c, "admin.cardtypes", "admin"), id, cardTypeForm(t)))
 }
 
 func (s *Server) updateCardTypeForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	f := formOf(c, cardTypeFields...)
+	f := request.Form(c, cardTypeFields...)
 	in, err := cardTypeFromForm(f)
 	if err == nil {
 		var t *store.CardType
 		if t, err = s.store.UpdateCardType(c.Request().Context(), id, in); err == nil {
-			return s.redirectWithFlash(c, "/admin/card-types", web.T(langOf(c), "admin.updated", t.Name))
+			return s.pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.updated", t.Name))
 		}
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.render(c, statusOf(errs.CodeOf(err)), web.CardTypeEditPage(s.page(c, "admin.cardtypes", "admin"), id, f))
+	return response.Render(c, response.StatusOf(err), web.CardTypeEditPage(s.pages.Page(c, "admin.cardtypes", "admin"), id, f))
 }
 
 func (s *Server) deleteCardTypeForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -166,7 +168,7 @@ func (s *Server) deleteCardTypeForm(c echo.Context) error {
 	if err := s.store.DeleteCardType(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return s.redirectWithFlash(c, "/admin/card-types", web.T(langOf(c), "admin.deleted", t.Name))
+	return s.pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.deleted", t.Name))
 }
 
 // cardTypeJSON is a card type in the API, with the price also in yuan for
@@ -211,7 +213,7 @@ func (s *Server) apiListCardTypes(c echo.Context) error {
 }
 
 func (s *Server) apiGetCardType(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -224,7 +226,7 @@ func (s *Server) apiGetCardType(c echo.Context) error {
 
 func (s *Server) apiCreateCardType(c echo.Context) error {
 	var req cardTypeRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	in, err := req.input()
@@ -239,12 +241,12 @@ func (s *Server) apiCreateCardType(c echo.Context) error {
 }
 
 func (s *Server) apiUpdateCardType(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	var req cardTypeRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	in, err := req.input()
@@ -259,7 +261,7 @@ func (s *Server) apiUpdateCardType(c echo.Context) error {
 }
 
 func (s *Server) apiDeleteCardType(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -270,10 +272,19 @@ func (s *Server) apiDeleteCardType(c echo.Context) error {
 }
 
 func (s *Server) apiMe(c echo.Context) error {
-	u := mustUser(c)
+	u := request.User(c)
 	ms, err := s.store.FindMemberships(c.Request().Context(), store.MembershipFilter{UserID: u.ID})
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"user": u, "memberships": ms})
+	if ms == nil {
+		ms = []store.MembershipView{}
+	}
+	return c.JSON(http.StatusOK, meJSON{User: u, Memberships: ms})
+}
+
+// meJSON answers GET /api/v1/me.
+type meJSON struct {
+	User        *store.User            `json:"user"`
+	Memberships []store.MembershipView `json:"memberships"`
 }

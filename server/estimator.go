@@ -12,6 +12,8 @@ import (
 
 	"cardhour/errs"
 	"cardhour/schedule"
+	"cardhour/server/request"
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -25,7 +27,7 @@ var estimatorWorkloads = []string{schedule.WorkInference, schedule.WorkLoRA, sch
 func estimatorInput(f web.Form) (schedule.VRAMInput, error) {
 	v := errs.NewValidation("server.estimatorInput")
 	in := schedule.VRAMInput{Precision: f.Value("precision"), Workload: f.Value("workload")}
-	if x, ok := bkFloat(f.Value("params_b"), v, "params_b"); ok {
+	if x, ok := request.Float(f.Value("params_b"), v, "params_b"); ok {
 		in.ParamsB = x
 		v.Check(x > 0 && x <= 10000, "params_b", "estimator.params_range")
 	} else if strings.TrimSpace(f.Value("params_b")) == "" {
@@ -53,7 +55,7 @@ func estimatorInput(f web.Form) (schedule.VRAMInput, error) {
 			*x.dst = n
 		}
 	}
-	if x, ok := bkFloat(f.Value("kv_ratio"), v, "kv_ratio"); ok {
+	if x, ok := request.Float(f.Value("kv_ratio"), v, "kv_ratio"); ok {
 		v.Check(x > 0 && x <= 1, "kv_ratio", "estimator.kv_range")
 		in.KVHeadsRatio = x
 	}
@@ -63,7 +65,7 @@ func estimatorInput(f web.Form) (schedule.VRAMInput, error) {
 // estimatorPage is the VRAM estimator. It is a GET form so a result can be
 // shared as a link; with no parameters it shows the form with defaults.
 func (s *Server) estimatorPage(c echo.Context) error {
-	lang := langOf(c)
+	lang := request.Lang(c)
 	f := web.NewForm()
 	q := c.QueryParams()
 	for _, k := range estimatorFields {
@@ -76,11 +78,11 @@ func (s *Server) estimatorPage(c echo.Context) error {
 	for _, w := range estimatorWorkloads {
 		e.Workloads = append(e.Workloads, web.Option{Value: w, Label: web.T(lang, "estwork."+w)})
 	}
-	page := s.page(c, "estimator.title", "booking")
+	page := s.pages.Page(c, "estimator.title", "booking")
 	if f.Value("params_b") == "" && f.Value("workload") == "" {
 		f.Values["precision"], f.Values["workload"] = "bf16", schedule.WorkInference
 		f.Values["batch"], f.Values["context"] = "1", "4096"
-		return s.render(c, http.StatusOK, web.EstimatorPage(page, e, f))
+		return response.Render(c, http.StatusOK, web.EstimatorPage(page, e, f))
 	}
 	in, err := estimatorInput(f)
 	var est schedule.VRAMEstimate
@@ -90,10 +92,10 @@ func (s *Server) estimatorPage(c echo.Context) error {
 		}
 	}
 	if err != nil {
-		if !formFailed(lang, err, &f) {
+		if !response.FormFailed(lang, err, &f) {
 			return err
 		}
-		return s.render(c, statusOf(errs.CodeOf(err)), web.EstimatorPage(page, e, f))
+		return response.Render(c, response.StatusOf(err), web.EstimatorPage(page, e, f))
 	}
 	e.Done, e.TotalGiB, e.Layers, e.Hidden, e.Precision = true, est.TotalGiB, est.Layers, est.Hidden, in.Precision
 	parts := []web.EstimatePart{
@@ -114,5 +116,5 @@ func (s *Server) estimatorPage(c echo.Context) error {
 	// task never asks for less than the estimate.
 	need := math.Ceil(est.TotalGiB*10) / 10
 	e.TaskURL = "/tasks/new?" + url.Values{"vram_gib": {strconv.FormatFloat(need, 'f', 1, 64)}, "precision": {in.Precision}}.Encode()
-	return s.render(c, http.StatusOK, web.EstimatorPage(page, e, f))
+	return response.Render(c, http.StatusOK, web.EstimatorPage(page, e, f))
 }

@@ -3,12 +3,12 @@ package server
 import (
 	"net/http"
 	"net/url"
-	"reflect"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/route"
 	"cardhour/store"
 )
 
@@ -21,34 +21,28 @@ func (s *Server) registerFiles() {
 		POST = http.MethodPost
 		PUT  = http.MethodPut
 	)
-	s.add(GET, "/tasks/:id/files", Viewer, s.filesPage)
-	s.add(POST, "/tasks/:id/files/upload", Member, s.uploadFileForm)
-	s.add(POST, "/tasks/:id/files/new", Member, s.newFileForm)
-	s.add(GET, "/tasks/:id/files/show/*", Viewer, s.filePage)
-	s.add(GET, "/tasks/:id/files/raw/*", Viewer, s.fileRaw)
-	s.add(GET, "/tasks/:id/files/diff/*", Viewer, s.fileDiffPage)
-	s.add(GET, "/tasks/:id/files/edit/*", Member, s.editFilePage)
-	s.add(POST, "/tasks/:id/files/edit/*", Member, s.editFileForm)
-	s.add(POST, "/tasks/:id/files/rollback/*", Member, s.rollbackFileForm)
-	s.add(GET, "/bookings/:id/files", Viewer, s.bookingFilesPage)
+	pathNote := " The {path} at the end is the file's path, which may contain slashes (scripts/train.sh); escape each segment as usual."
+	version := route.Param{Name: "version", Kind: "integer", Desc: "version number (1 = the first); default the latest"}
+	s.add(GET, "/tasks/:id/files", route.Viewer, s.filesPage)
+	s.add(POST, "/tasks/:id/files/upload", route.Member, s.uploadFileForm)
+	s.add(POST, "/tasks/:id/files/new", route.Member, s.newFileForm)
+	s.add(GET, "/tasks/:id/files/show/*", route.Viewer, s.filePage)
+	s.add(GET, "/tasks/:id/files/raw/*", route.Viewer, s.fileRaw)
+	s.add(GET, "/tasks/:id/files/diff/*", route.Viewer, s.fileDiffPage)
+	s.add(GET, "/tasks/:id/files/edit/*", route.Member, s.editFilePage)
+	s.add(POST, "/tasks/:id/files/edit/*", route.Member, s.editFileForm)
+	s.add(POST, "/tasks/:id/files/rollback/*", route.Member, s.rollbackFileForm)
+	s.add(GET, "/bookings/:id/files", route.Viewer, s.bookingFilesPage)
 
-	s.add(GET, "/api/v1/tasks/:id/files", Viewer, s.apiListFiles)
-	s.add(GET, "/api/v1/tasks/:id/files/*", Viewer, s.apiGetFile)
-	s.add(PUT, "/api/v1/tasks/:id/files/*", Member, s.apiPutFile)
-	s.add(GET, "/api/v1/tasks/:id/versions/*", Viewer, s.apiFileVersions)
-	s.add(POST, "/api/v1/tasks/:id/rollback/*", Member, s.apiRollbackFile)
-	s.add(GET, "/api/v1/bookings/:id/file-versions", Viewer, s.apiBookingFileVersions)
-}
-
-// bodyLimit is the largest request body the portal reads: 12 MiB, or more
-// when task files may be larger, so an upload at the file limit still
-// reaches the handler, which answers over-size files with their own 413.
-func (s *Server) bodyLimit() string {
-	limit := int64(12 << 20)
-	if need := s.cfg.MaxFileBytes + 2<<20; need > limit {
-		limit = need
-	}
-	return strconv.FormatInt(limit>>20, 10) + "M"
+	s.op(GET, "/api/v1/tasks/:id/files", route.Viewer, s.apiListFiles, route.API{Tag: "files", Summary: "A task's files, each with its latest version", Status: http.StatusOK, Result: route.List("files", "TaskFile", store.TaskFile{}), Desc: "Readable by the task's team (any role) and admins; others get 404. The card-hour plan, plan/card-hours.yaml, is written by the portal whenever the task or its bookings change."})
+	s.op(GET, "/api/v1/tasks/:id/files/*", route.Viewer, s.apiGetFile, route.API{Tag: "files", Summary: "A file's content (the latest, or ?version=)", Query: []route.Param{version}, Status: http.StatusOK, Result: route.Raw("the file's bytes", "text/plain", "application/octet-stream"), Desc: "The body is the file's bytes (text/plain; charset=utf-8 for text, else application/octet-stream). Headers: X-Version (number), X-Version-Id (the object store's version id), ETag (the SHA-256)." + pathNote})
+	s.op(PUT, "/api/v1/tasks/:id/files/*", route.Member, s.apiPutFile, route.API{Tag: "files", Summary: "Save a new version (body = the content)", Status: http.StatusCreated, AlsoStatus: []int{http.StatusOK}, Body: route.Raw("the file's content", "application/octet-stream"), Result: route.JSON("FileVersion", fileVersionJSON{}), Conflict: true, Desc: "Optional headers: X-Message (why, UTF-8, up to 500 characters), X-Base-Version (the version you edited: 409 if the file has moved on). " +
+		"Content equal to the latest version's adds no version: 200 with the latest and unchanged=true. " +
+		"413 over the size limit (CARDHOUR_MAX_FILE_MIB, default 10 MiB); 422 for an empty path, .. or . segments, control characters; " +
+		"503 when object storage is unreachable, and then nothing is recorded. Writable by those who may plan for the task's team." + pathNote})
+	s.op(GET, "/api/v1/tasks/:id/versions/*", route.Viewer, s.apiFileVersions, route.API{Tag: "files", Summary: "A file's versions, newest first", Query: []route.Param{{Name: "limit", Kind: "integer", Desc: "1–1000, default 1000"}, {Name: "offset", Kind: "integer", Desc: "versions to skip"}}, Status: http.StatusOK, Result: route.JSON("FileVersions", fileVersionsJSON{}), Desc: "Author, time, message, size, SHA-256, object key and version id of each version." + pathNote})
+	s.op(POST, "/api/v1/tasks/:id/rollback/*", route.Member, s.apiRollbackFile, route.API{Tag: "files", Summary: "Roll back: an older version's content becomes a new latest version", Query: []route.Param{{Name: "version", Kind: "integer", Desc: "the version to restore (required)"}}, Status: http.StatusCreated, Result: route.JSON("FileVersion", fileVersionJSON{}), Conflict: true, Desc: "Nothing is deleted: the history gains a version restored_from the given one. X-Message optionally says why. 409 when the version is already the latest." + pathNote})
+	s.op(GET, "/api/v1/bookings/:id/file-versions", route.Viewer, s.apiBookingFileVersions, route.API{Tag: "files", Summary: "The file versions a booking ran with", Status: http.StatusOK, Result: route.List("versions", "FileVersion", fileVersionJSON{}), Desc: "For each of the task's files, the newest version created at or before the booking's start."})
 }
 
 // filePathParam is the file path at the end of the URL. Echo matches on
@@ -84,44 +78,4 @@ func versionParam(c echo.Context, name string) (int, error) {
 		return 0, &errs.Error{Code: errs.Invalid, Op: "server.versionParam", Key: "files.version_invalid", Fields: map[string]string{name: "files.version_invalid"}}
 	}
 	return n, nil
-}
-
-// filesAPIOps documents the files' /api/v1 operations.
-func filesAPIOps() []apiOp {
-	const GET, PUT, POST = http.MethodGet, http.MethodPut, http.MethodPost
-	pathNote := " The * at the end is the file's path, which may contain slashes (scripts/train.sh); escape each segment as usual."
-	version := apiParam{"version", "integer", "version number (1 = the first); default the latest"}
-	return []apiOp{
-		{method: GET, path: "/api/v1/tasks/:id/files", access: Viewer, tag: "files", summary: "A task's files, each with its latest version",
-			status: http.StatusOK, result: listOf("files", "TaskFile"),
-			desc: "Readable by the task's team (any role) and admins; others get 404. The card-hour plan, plan/card-hours.yaml, is written by the portal whenever the task or its bookings change."},
-		{method: GET, path: "/api/v1/tasks/:id/files/*", access: Viewer, tag: "files", summary: "A file's content (the latest, or ?version=)",
-			query: []apiParam{version}, status: http.StatusOK, result: map[string]any{"type": "string", "format": "binary"},
-			desc: "The body is the file's bytes (text/plain; charset=utf-8 for text, else application/octet-stream). Headers: X-Version (number), X-Version-Id (the object store's version id), ETag (the SHA-256)." + pathNote},
-		{method: PUT, path: "/api/v1/tasks/:id/files/*", access: Member, tag: "files", summary: "Save a new version (body = the content)",
-			status: http.StatusCreated, result: schemaRef("FileVersion"), conflict: true,
-			desc: "Optional headers: X-Message (why, UTF-8, up to 500 characters), X-Base-Version (the version you edited: 409 if the file has moved on). " +
-				"Content equal to the latest version's adds no version: 200 with the latest and unchanged=true. " +
-				"413 over the size limit (CARDHOUR_MAX_FILE_MIB, default 10 MiB); 422 for an empty path, .. or . segments, control characters; " +
-				"503 when object storage is unreachable, and then nothing is recorded. Writable by those who may plan for the task's team." + pathNote},
-		{method: GET, path: "/api/v1/tasks/:id/versions/*", access: Viewer, tag: "files", summary: "A file's versions, newest first",
-			query:  []apiParam{{"limit", "integer", "1–1000, default 1000"}, {"offset", "integer", "versions to skip"}},
-			status: http.StatusOK, result: schemaRef("FileVersions"), desc: "Author, time, message, size, SHA-256, object key and version id of each version." + pathNote},
-		{method: POST, path: "/api/v1/tasks/:id/rollback/*", access: Member, tag: "files", summary: "Roll back: an older version's content becomes a new latest version",
-			query: []apiParam{{"version", "integer", "the version to restore (required)"}}, status: http.StatusCreated, result: schemaRef("FileVersion"), conflict: true,
-			desc: "Nothing is deleted: the history gains a version restored_from the given one. X-Message optionally says why. 409 when the version is already the latest." + pathNote},
-		{method: GET, path: "/api/v1/bookings/:id/file-versions", access: Viewer, tag: "files", summary: "The file versions a booking ran with",
-			status: http.StatusOK, result: listOf("versions", "FileVersion"),
-			desc: "For each of the task's files, the newest version created at or before the booking's start."},
-	}
-}
-
-// filesAPISchemas are the component schemas of filesAPIOps.
-func filesAPISchemas() map[string]reflect.Type {
-	t := func(v any) reflect.Type { return reflect.TypeOf(v) }
-	return map[string]reflect.Type{
-		"TaskFile":     t(store.TaskFile{}),
-		"FileVersion":  t(fileVersionJSON{}),
-		"FileVersions": t(fileVersionsJSON{}),
-	}
 }

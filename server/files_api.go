@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/request"
 	"cardhour/store"
 )
 
@@ -29,7 +30,7 @@ type fileVersionsJSON struct {
 
 // apiTaskFile reads the task id and file path of an API request.
 func apiTaskFile(c echo.Context) (int64, string, error) {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return 0, "", err
 	}
@@ -47,7 +48,7 @@ func messageHeader(c echo.Context) (string, error) {
 }
 
 func (s *Server) apiListFiles(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ func (s *Server) apiRollbackFile(c echo.Context) error {
 }
 
 func (s *Server) apiBookingFileVersions(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}

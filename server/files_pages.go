@@ -8,6 +8,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/request"
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -19,19 +21,19 @@ const versionsPerPage = 50
 // over-size upload next to its input.
 func fileFormFailed(lang string, err error, f *web.Form) bool {
 	if e, ok := errs.As(err); ok && e.Code == errs.TooLarge {
-		_, _, msg, fields := describe(err, lang)
+		_, _, msg, fields := response.Describe(err, lang)
 		for k, v := range fields {
 			f.Errors[k] = v
 		}
 		f.Error = msg
 		return true
 	}
-	return formFailed(lang, err, f)
+	return response.FormFailed(lang, err, f)
 }
 
 // filesTask loads the task of a files page.
 func (s *Server) filesTask(c echo.Context) (*store.Task, error) {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +71,7 @@ func (s *Server) renderFiles(c echo.Context, status int, t *store.Task, upload, 
 		}
 		d.Files = append(d.Files, row)
 	}
-	return s.render(c, status, web.TaskFilesPage(s.page(c, "files.title", "booking"), d))
+	return response.Render(c, status, web.TaskFilesPage(s.pages.Page(c, "files.title", "booking"), d))
 }
 
 // savedFlash says what a save did.
@@ -89,8 +91,8 @@ func (s *Server) uploadFileForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	lang := langOf(c)
-	form := formOf(c, "path", "message")
+	lang := request.Lang(c)
+	form := request.Form(c, "path", "message")
 	p := strings.TrimSpace(form.Value("path"))
 	var data []byte
 	fh, ferr := c.FormFile("file")
@@ -116,13 +118,13 @@ func (s *Server) uploadFileForm(c echo.Context) error {
 		var res saveResult
 		res, err = s.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: p, Data: data, Message: form.Value("message"), Source: store.FileSourceUpload})
 		if err == nil {
-			return s.redirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
+			return s.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
 		}
 	}
 	if !fileFormFailed(lang, err, &form) {
 		return err
 	}
-	return s.renderFiles(c, statusOf(errs.CodeOf(err)), t, form, web.NewForm())
+	return s.renderFiles(c, response.StatusOf(err), t, form, web.NewForm())
 }
 
 func (s *Server) newFileForm(c echo.Context) error {
@@ -130,8 +132,8 @@ func (s *Server) newFileForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	lang := langOf(c)
-	form := formOf(c, "path", "content", "message")
+	lang := request.Lang(c)
+	form := request.Form(c, "path", "content", "message")
 	p := strings.TrimSpace(form.Value("path"))
 	form.Values["path"] = p
 	// Browsers send a textarea's lines with CRLF; a new file gets LF.
@@ -139,12 +141,12 @@ func (s *Server) newFileForm(c echo.Context) error {
 	res, err := s.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: p, Data: []byte(content), Message: form.Value("message"),
 		Source: store.FileSourceEdit, MustBeNew: true})
 	if err == nil {
-		return s.redirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
+		return s.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
 	}
 	if !fileFormFailed(lang, err, &form) {
 		return err
 	}
-	return s.renderFiles(c, statusOf(errs.CodeOf(err)), t, web.NewForm(), form)
+	return s.renderFiles(c, response.StatusOf(err), t, web.NewForm(), form)
 }
 
 // versionRow is a version as the pages show it.
@@ -222,10 +224,10 @@ func (s *Server) renderFilePage(c echo.Context, status int, t *store.Task, f *st
 	if shown.No < f.LatestNo {
 		d.DiffFrom = shown.No
 	}
-	title := web.T(langOf(c), "files.title")
-	pg := s.page(c, "files.title", "booking")
+	title := web.T(request.Lang(c), "files.title")
+	pg := s.pages.Page(c, "files.title", "booking")
 	pg.Title = f.Path + " · " + title
-	return s.render(c, status, web.TaskFilePage(pg, d))
+	return response.Render(c, status, web.TaskFilePage(pg, d))
 }
 
 func (s *Server) fileRaw(c echo.Context) error {
@@ -284,9 +286,9 @@ func (s *Server) fileDiffPage(c echo.Context) error {
 		d.Hunks, d.Added, d.Removed, ok = diffLines(da, db)
 		d.TooLarge = !ok
 	}
-	pg := s.page(c, "files.title", "booking")
-	pg.Title = f.Path + " · " + web.T(langOf(c), "files.diff_title", from, to)
-	return s.render(c, http.StatusOK, web.FileDiffPage(pg, d))
+	pg := s.pages.Page(c, "files.title", "booking")
+	pg.Title = f.Path + " · " + web.T(request.Lang(c), "files.diff_title", from, to)
+	return response.Render(c, http.StatusOK, web.FileDiffPage(pg, d))
 }
 
 // editableFile loads a file for the editor, or says why it cannot be
@@ -324,7 +326,7 @@ func (s *Server) editFilePage(c echo.Context) error {
 		return err
 	}
 	if why != "" {
-		return s.redirectWithFlash(c, web.FileURL(t.ID, "show", f.Path), web.T(langOf(c), why))
+		return s.pages.RedirectWithFlash(c, web.FileURL(t.ID, "show", f.Path), web.T(request.Lang(c), why))
 	}
 	form := web.NewForm()
 	form.Values["content"] = string(data)
@@ -333,9 +335,9 @@ func (s *Server) editFilePage(c echo.Context) error {
 
 func (s *Server) renderEdit(c echo.Context, status int, t *store.Task, p string, base int, form web.Form) error {
 	d := web.FileEditProps{TaskID: t.ID, TaskName: t.Name, Path: p, BaseNo: base, Form: form, MaxMiB: mib(s.files.maxBytes)}
-	pg := s.page(c, "files.title", "booking")
-	pg.Title = web.T(langOf(c), "files.edit_title", p)
-	return s.render(c, status, web.FileEditPage(pg, d))
+	pg := s.pages.Page(c, "files.title", "booking")
+	pg.Title = web.T(request.Lang(c), "files.edit_title", p)
+	return response.Render(c, status, web.FileEditPage(pg, d))
 }
 
 func (s *Server) editFileForm(c echo.Context) error {
@@ -346,8 +348,8 @@ func (s *Server) editFileForm(c echo.Context) error {
 	if why != "" {
 		return errs.E(errs.Forbidden, "server.editFileForm", why)
 	}
-	lang := langOf(c)
-	form := formOf(c, "content", "message", "base")
+	lang := request.Lang(c)
+	form := request.Form(c, "content", "message", "base")
 	base, berr := versionParam(c, "base")
 	if berr != nil || base == 0 {
 		base = f.LatestNo
@@ -361,12 +363,12 @@ func (s *Server) editFileForm(c echo.Context) error {
 	res, err := s.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: f.Path, Data: []byte(content), Message: form.Value("message"),
 		Source: store.FileSourceEdit, BaseNo: base})
 	if err == nil {
-		return s.redirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
+		return s.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
 	}
 	if !fileFormFailed(lang, err, &form) {
 		return err
 	}
-	return s.renderEdit(c, statusOf(errs.CodeOf(err)), t, f.Path, base, form)
+	return s.renderEdit(c, response.StatusOf(err), t, f.Path, base, form)
 }
 
 func (s *Server) rollbackFileForm(c echo.Context) error {
@@ -374,7 +376,7 @@ func (s *Server) rollbackFileForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	lang := langOf(c)
+	lang := request.Lang(c)
 	no, err := versionParam(c, "version")
 	if err == nil && no == 0 {
 		err = &errs.Error{Code: errs.Invalid, Op: "server.rollbackFileForm", Key: "files.version_required", Fields: map[string]string{"version": "files.version_required"}}
@@ -383,18 +385,18 @@ func (s *Server) rollbackFileForm(c echo.Context) error {
 		var res saveResult
 		res, err = s.files.rollback(c.Request().Context(), t.ID, f.Path, no, c.FormValue("message"))
 		if err == nil {
-			return s.redirectWithFlash(c, web.FileVersionURL(t.ID, f.Path, res.Version.No), savedFlash(lang, res))
+			return s.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, f.Path, res.Version.No), savedFlash(lang, res))
 		}
 	}
 	form := web.NewForm()
-	if !formFailed(lang, err, &form) {
+	if !response.FormFailed(lang, err, &form) {
 		return err
 	}
-	return s.renderFilePage(c, statusOf(errs.CodeOf(err)), t, f, form)
+	return s.renderFilePage(c, response.StatusOf(err), t, f, form)
 }
 
 func (s *Server) bookingFilesPage(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -411,7 +413,7 @@ func (s *Server) bookingFilesPage(c echo.Context) error {
 	for _, v := range vs {
 		d.Rows = append(d.Rows, web.BookingFileRow{TaskID: v.TaskID, Path: v.Path, No: v.No, At: v.CreatedAt, Author: v.AuthorName, Message: v.Message, SHA256: v.SHA256})
 	}
-	pg := s.page(c, "files.title", "booking")
-	pg.Title = web.T(langOf(c), "files.booking_title", b.ID)
-	return s.render(c, http.StatusOK, web.BookingFilesPage(pg, d))
+	pg := s.pages.Page(c, "files.title", "booking")
+	pg.Title = web.T(request.Lang(c), "files.booking_title", b.ID)
+	return response.Render(c, http.StatusOK, web.BookingFilesPage(pg, d))
 }

@@ -42,17 +42,17 @@ type fileVersion struct {
 
 // fileAPI sends an API request with a bearer token.
 func (f *abFleet) fileAPI(role, method, path string, body []byte, hdr map[string]string) response {
-	f.e.t.Helper()
+	f.e.T.Helper()
 	return f.fileAPIAs(f.token(role), method, path, body, hdr)
 }
 
 func (f *abFleet) fileAPIAs(token, method, path string, body []byte, hdr map[string]string) response {
-	f.e.t.Helper()
+	f.e.T.Helper()
 	h := http.Header{"Authorization": {"Bearer " + token}, "Accept": {"application/json"}}
 	for k, v := range hdr {
 		h.Set(k, v)
 	}
-	return f.c.do(method, path, bytes.NewReader(body), h)
+	return f.c.Do(method, path, bytes.NewReader(body), h)
 }
 
 func decode[T any](t *testing.T, r response) T {
@@ -81,7 +81,7 @@ func wantStatus(t *testing.T, r response, status int, code string) {
 
 func versionCount(t *testing.T, e *env) int64 {
 	t.Helper()
-	return storetest.MustCount(t, e.st, "task_file_versions")
+	return storetest.MustCount(t, e.St, "task_file_versions")
 }
 
 func TestFilesAPIVersionsDiffAndRollback(t *testing.T) {
@@ -169,7 +169,7 @@ func TestFilesAPIVersionsDiffAndRollback(t *testing.T) {
 	}
 
 	// Every write is in the audit log.
-	entries, _, err := f.e.st.FindAuditEntries(context.Background(), store.AuditFilter{Entity: "task_file"})
+	entries, _, err := f.e.St.FindAuditEntries(context.Background(), store.AuditFilter{Entity: "task_file"})
 	if err != nil || len(entries) != 3 || entries[0].Action != "rollback" || entries[0].ActorName != "t-member" {
 		t.Errorf("audit = %+v, %v", entries, err)
 	}
@@ -186,7 +186,7 @@ func TestFilesAPIVersionsDiffAndRollback(t *testing.T) {
 
 func TestFilesAPIRefusesBadInput(t *testing.T) {
 	t.Parallel()
-	f := newABFleet(t, envOptions{vars: map[string]string{"CARDHOUR_MAX_FILE_MIB": "1"}}, 1, 1000)
+	f := newABFleet(t, envOptions{Vars: map[string]string{"CARDHOUR_MAX_FILE_MIB": "1"}}, 1, 1000)
 	base := fmt.Sprintf("/api/v1/tasks/%d/files/", f.core.ID)
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPut, base+"run.sh", []byte("ok"), nil), http.StatusCreated, "")
 	before, audits := versionCount(t, f.e), f.e.admAuditTotal()
@@ -234,7 +234,7 @@ func TestFilesAPIRefusesBadInput(t *testing.T) {
 func TestFilesUnreachableStoreIs503(t *testing.T) {
 	t.Parallel()
 	b := objectstest.Fake(t, true, "portal/")
-	f := newABFleet(t, envOptions{vars: map[string]string{
+	f := newABFleet(t, envOptions{Vars: map[string]string{
 		"CARDHOUR_OBJECTS":       "s3://" + b.Location.Bucket + "/portal?endpoint=" + url.QueryEscape(b.Location.Endpoint),
 		"CARDHOUR_S3_ACCESS_KEY": b.Credentials.AccessKey, "CARDHOUR_S3_SECRET_KEY": b.Credentials.SecretKey,
 	}}, 1, 1000)
@@ -253,16 +253,16 @@ func TestFilesUnreachableStoreIs503(t *testing.T) {
 	if n := versionCount(t, f.e); n != before {
 		t.Errorf("an unreachable store left %d version rows", n-before)
 	}
-	if err := f.e.srv.SyncPlansNow(context.Background()); err == nil {
+	if err := f.e.Srv.SyncPlansNow(context.Background()); err == nil {
 		t.Error("plan sync with the store away reported no error")
 	}
 	if n := versionCount(t, f.e); n != before {
 		t.Errorf("plan sync with the store away left %d rows", n-before)
 	}
 	// The page says so too, in the viewer's language.
-	c := f.e.client()
-	c.mustLogin(f.e.users[store.RoleMember].Username, "password-member")
-	page := c.get(fmt.Sprintf("/tasks/%d/files/show/cfg.yaml?lang=en", f.core.ID))
+	c := f.e.Client()
+	c.MustLogin(f.e.Users[store.RoleMember].Username, "password-member")
+	page := c.Get(fmt.Sprintf("/tasks/%d/files/show/cfg.yaml?lang=en", f.core.ID))
 	if page.StatusCode != http.StatusServiceUnavailable || !strings.Contains(page.String(), "Object storage cannot be reached") {
 		t.Errorf("file page with the store away: %d\n%.800s", page.StatusCode, page)
 	}
@@ -277,7 +277,7 @@ func TestFilesReconcile(t *testing.T) {
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPut, base+"keep.sh", []byte("keep"), nil), http.StatusCreated, "")
 	lost := decode[fileVersion](t, f.fileAPI(store.RoleMember, http.MethodPut, base+"lost.sh", []byte("lost"), nil))
 
-	obj := objects.NewLocal(f.e.cfg.Objects.Dir)
+	obj := objects.NewLocal(f.e.Cfg.Objects.Dir)
 	ctx := context.Background()
 	orphan, err := obj.Put(ctx, fmt.Sprintf("tasks/%d/files/keep.sh", f.core.ID), []byte("written, then the portal died"))
 	if err != nil {
@@ -286,15 +286,15 @@ func TestFilesReconcile(t *testing.T) {
 	if err := obj.RemoveVersion(ctx, lost.Key, lost.VersionID); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := f.e.srv.ReconcileFiles(ctx)
+	rep, err := f.e.Srv.ReconcileFiles(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep != (server.ReconcileReport{Rows: 2, Objects: 2, Orphans: 1, Removed: 0, Missing: 1}) {
 		t.Errorf("first pass (orphan too young) = %+v", rep)
 	}
-	f.e.srv.SetOrphanGrace(0)
-	rep, err = f.e.srv.ReconcileFiles(ctx)
+	f.e.Srv.SetOrphanGrace(0)
+	rep, err = f.e.Srv.ReconcileFiles(ctx)
 	if err != nil || rep.Removed != 1 || rep.Orphans != 1 {
 		t.Errorf("second pass = %+v, %v", rep, err)
 	}
@@ -310,7 +310,7 @@ func TestFilesReconcile(t *testing.T) {
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodGet, base+"keep.sh", nil, nil), http.StatusOK, "")
 	r := f.fileAPI(store.RoleMember, http.MethodGet, base+"lost.sh", nil, nil)
 	wantStatus(t, r, http.StatusNotFound, "not_found")
-	if !strings.Contains(f.e.logs.String(), "missing from object storage") {
+	if !strings.Contains(f.e.Logs.String(), "missing from object storage") {
 		t.Error("a missing object was not logged")
 	}
 }
@@ -321,7 +321,7 @@ func TestPlanFollowsTaskAndBookings(t *testing.T) {
 	t.Parallel()
 	f := newABFleet(t, envOptions{}, 2, 1000)
 	ctx := context.Background()
-	if err := f.e.srv.SyncPlansNow(ctx); err != nil {
+	if err := f.e.Srv.SyncPlansNow(ctx); err != nil {
 		t.Fatal(err)
 	}
 	plan := fmt.Sprintf("/api/v1/tasks/%d/files/plan/card-hours.yaml", f.core.ID)
@@ -330,7 +330,7 @@ func TestPlanFollowsTaskAndBookings(t *testing.T) {
 	if !strings.Contains(r.String(), `name: "pretrain"`) || !strings.Contains(r.String(), "bookings: []") {
 		t.Errorf("first plan:\n%s", r)
 	}
-	if err := f.e.srv.SyncPlansNow(ctx); err != nil {
+	if err := f.e.Srv.SyncPlansNow(ctx); err != nil {
 		t.Fatal(err)
 	}
 	versions := func() int {
@@ -345,7 +345,7 @@ func TestPlanFollowsTaskAndBookings(t *testing.T) {
 	br := f.fileAPI(store.RoleMember, http.MethodPost, "/api/v1/bookings", []byte(body), map[string]string{"Content-Type": "application/json"})
 	wantStatus(t, br, http.StatusCreated, "")
 	booking := decode[struct{ ID int64 }](t, br)
-	if err := f.e.srv.SyncPlansNow(ctx); err != nil {
+	if err := f.e.Srv.SyncPlansNow(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r = f.fileAPI(store.RoleViewer, http.MethodGet, plan, nil, nil)
@@ -364,7 +364,7 @@ func TestPlanFollowsTaskAndBookings(t *testing.T) {
 	// A cancelled booking leaves the plan; a bookings' file versions are the
 	// ones current at its start.
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPost, fmt.Sprintf("/api/v1/bookings/%d/cancel", booking.ID), nil, nil), http.StatusOK, "")
-	if err := f.e.srv.SyncPlansNow(ctx); err != nil {
+	if err := f.e.Srv.SyncPlansNow(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n := versions(); n != 3 {
@@ -382,12 +382,12 @@ func TestPlanFollowsTaskAndBookings(t *testing.T) {
 // The pages: upload, edit in the browser, diff, roll back, and who sees what.
 func TestFilesPages(t *testing.T) {
 	t.Parallel()
-	f := newABFleet(t, envOptions{vars: map[string]string{"CARDHOUR_MAX_FILE_MIB": "1"}}, 1, 1000)
-	c := f.e.client()
-	c.mustLogin(f.e.users[store.RoleMember].Username, "password-member")
+	f := newABFleet(t, envOptions{Vars: map[string]string{"CARDHOUR_MAX_FILE_MIB": "1"}}, 1, 1000)
+	c := f.e.Client()
+	c.MustLogin(f.e.Users[store.RoleMember].Username, "password-member")
 	files := fmt.Sprintf("/tasks/%d/files", f.core.ID)
 
-	page := c.get(files)
+	page := c.Get(files)
 	if page.StatusCode != http.StatusOK || page.Doc(t).Find("[data-testid=upload-form]").Length() != 1 {
 		t.Fatalf("files page: %d\n%.600s", page.StatusCode, page)
 	}
@@ -395,7 +395,7 @@ func TestFilesPages(t *testing.T) {
 	if r.StatusCode != http.StatusSeeOther || !strings.Contains(r.Header.Get("Location"), "/files/show/train.sh?version=1") {
 		t.Fatalf("upload: %d %s\n%.600s", r.StatusCode, r.Header.Get("Location"), r)
 	}
-	show := c.get(r.Header.Get("Location"))
+	show := c.Get(r.Header.Get("Location"))
 	doc := show.Doc(t)
 	if doc.Find("[data-testid=version-row]").Length() != 1 || !strings.Contains(doc.Find("[data-testid=file-lines]").Text(), "echo two") ||
 		!strings.Contains(doc.Find("[data-testid=flash]").Text(), "train.sh") {
@@ -403,27 +403,27 @@ func TestFilesPages(t *testing.T) {
 	}
 
 	editURL := fmt.Sprintf("/tasks/%d/files/edit/train.sh", f.core.ID)
-	edit := c.get(editURL)
+	edit := c.Get(editURL)
 	if got := edit.Doc(t).Find("[data-testid=input-content]").Text(); got != "echo one\necho two\n" {
 		t.Errorf("editor holds %q", got)
 	}
 	// Browsers send textarea lines with CRLF; the file keeps its LF.
-	r = c.postForm(editURL, url.Values{"content": {"echo one\r\necho 2\r\n"}, "message": {"second"}, "base": {"1"}}, true)
+	r = c.PostForm(editURL, url.Values{"content": {"echo one\r\necho 2\r\n"}, "message": {"second"}, "base": {"1"}}, true)
 	if r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("edit: %d\n%.600s", r.StatusCode, r)
 	}
 	// A save based on an old version is refused with the text kept.
-	r = c.postForm(editURL, url.Values{"content": {"mine"}, "message": {"late"}, "base": {"1"}}, true)
+	r = c.PostForm(editURL, url.Values{"content": {"mine"}, "message": {"late"}, "base": {"1"}}, true)
 	if r.StatusCode != http.StatusConflict || r.Doc(t).Find("[data-testid=input-content]").Text() != "mine" ||
 		r.Doc(t).Find("[data-testid=form-error]").Length() != 1 {
 		t.Errorf("stale edit: %d\n%.800s", r.StatusCode, r)
 	}
-	r = c.postForm(editURL, url.Values{"content": {"echo one\necho 2\necho three\n"}, "base": {"2"}}, true)
+	r = c.PostForm(editURL, url.Values{"content": {"echo one\necho 2\necho three\n"}, "base": {"2"}}, true)
 	if r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("edit 2: %d", r.StatusCode)
 	}
 
-	diff := c.get(fmt.Sprintf("/tasks/%d/files/diff/train.sh?from=1&to=3", f.core.ID)).Doc(t)
+	diff := c.Get(fmt.Sprintf("/tasks/%d/files/diff/train.sh?from=1&to=3", f.core.ID)).Doc(t)
 	d := diff.Find("[data-testid=diff]")
 	if d.AttrOr("data-added", "") != "2" || d.AttrOr("data-removed", "") != "1" {
 		t.Errorf("diff 1→3 added %s removed %s", d.AttrOr("data-added", "?"), d.AttrOr("data-removed", "?"))
@@ -437,18 +437,18 @@ func TestFilesPages(t *testing.T) {
 		t.Errorf("diff lines %q", kinds)
 	}
 
-	r = c.postForm(fmt.Sprintf("/tasks/%d/files/rollback/train.sh", f.core.ID), url.Values{"version": {"1"}}, true)
+	r = c.PostForm(fmt.Sprintf("/tasks/%d/files/rollback/train.sh", f.core.ID), url.Values{"version": {"1"}}, true)
 	if r.StatusCode != http.StatusSeeOther || !strings.HasSuffix(r.Header.Get("Location"), "version=4") {
 		t.Fatalf("rollback: %d %s", r.StatusCode, r.Header.Get("Location"))
 	}
-	show = c.get(r.Header.Get("Location"))
+	show = c.Get(r.Header.Get("Location"))
 	if n := show.Doc(t).Find("[data-testid=version-row]").Length(); n != 4 {
 		t.Errorf("versions after rollback = %d, want 4", n)
 	}
 	if got := show.Doc(t).Find("[data-testid=file-lines]").Text(); !strings.Contains(got, "echo two") {
 		t.Errorf("latest after rollback:\n%s", got)
 	}
-	raw := c.get(fmt.Sprintf("/tasks/%d/files/raw/train.sh?version=2", f.core.ID))
+	raw := c.Get(fmt.Sprintf("/tasks/%d/files/raw/train.sh?version=2", f.core.ID))
 	if raw.String() != "echo one\necho 2\n" || !strings.Contains(raw.Header.Get("Content-Disposition"), "attachment") {
 		t.Errorf("download v2: %q %v", raw.Body, raw.Header)
 	}
@@ -463,40 +463,40 @@ func TestFilesPages(t *testing.T) {
 	if r.StatusCode != http.StatusUnprocessableEntity || r.Doc(t).Find("[data-testid=error-path]").Length() != 1 {
 		t.Errorf("traversal upload: %d\n%.600s", r.StatusCode, r)
 	}
-	r = c.postForm(files+"/new", url.Values{"path": {"train.sh"}, "content": {"x"}}, true)
+	r = c.PostForm(files+"/new", url.Values{"path": {"train.sh"}, "content": {"x"}}, true)
 	if r.StatusCode != http.StatusConflict || r.Doc(t).Find("[data-testid=error-path]").Length() != 1 {
 		t.Errorf("new file over an existing one: %d", r.StatusCode)
 	}
-	r = c.postForm(files+"/new", url.Values{"path": {""}, "content": {"x"}}, true)
+	r = c.PostForm(files+"/new", url.Values{"path": {""}, "content": {"x"}}, true)
 	if r.StatusCode != http.StatusUnprocessableEntity {
 		t.Errorf("new file without a path: %d", r.StatusCode)
 	}
 	if n := versionCount(t, f.e); n != before {
 		t.Errorf("refused forms saved %d versions", n-before)
 	}
-	r = c.postForm(files+"/new", url.Values{"path": {"cfg/train.yaml"}, "content": {"lr: 1\r\n"}, "message": {"new"}}, true)
+	r = c.PostForm(files+"/new", url.Values{"path": {"cfg/train.yaml"}, "content": {"lr: 1\r\n"}, "message": {"new"}}, true)
 	if r.StatusCode != http.StatusSeeOther {
 		t.Errorf("new file: %d\n%.600s", r.StatusCode, r)
 	}
 
 	// The team's viewer reads without forms; an outsider is told the files
 	// are the team's.
-	v := f.e.client()
-	v.mustLogin(f.e.users[store.RoleViewer].Username, "password-viewer")
-	vp := v.get(files).Doc(t)
+	v := f.e.Client()
+	v.MustLogin(f.e.Users[store.RoleViewer].Username, "password-viewer")
+	vp := v.Get(files).Doc(t)
 	if vp.Find("[data-testid=file-row]").Length() != 2 || vp.Find("[data-testid=upload-form]").Length() != 0 || vp.Find("[data-testid=files-readonly]").Length() != 1 {
 		t.Errorf("viewer's files page: %d rows", vp.Find("[data-testid=file-row]").Length())
 	}
-	if v.get(fmt.Sprintf("/tasks/%d/files/show/train.sh", f.core.ID)).Doc(t).Find("[data-testid=rollback]").Length() != 0 {
+	if v.Get(fmt.Sprintf("/tasks/%d/files/show/train.sh", f.core.ID)).Doc(t).Find("[data-testid=rollback]").Length() != 0 {
 		t.Error("the viewer is offered rollback")
 	}
-	o := f.e.client()
-	tok, err := f.e.st.CreateSession(context.Background(), f.outsider.ID)
+	o := f.e.Client()
+	tok, err := f.e.St.CreateSession(context.Background(), f.outsider.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.hc.Jar.SetCookies(o.base, []*http.Cookie{{Name: "cardhour_session", Value: tok, Path: "/"}})
-	op := o.get(files + "?lang=en")
+	o.SetCookie("cardhour_session", tok)
+	op := o.Get(files + "?lang=en")
 	if op.StatusCode != http.StatusNotFound || !strings.Contains(op.String(), "open to its team") {
 		t.Errorf("outsider's files page: %d\n%.600s", op.StatusCode, op)
 	}
@@ -506,7 +506,7 @@ func uploadForm(t *testing.T, c *client, path, name, content, as, message string
 	t.Helper()
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)
-	_ = w.WriteField("_csrf", c.csrf())
+	_ = w.WriteField("_csrf", c.CSRF())
 	_ = w.WriteField("path", as)
 	_ = w.WriteField("message", message)
 	fw, err := w.CreateFormFile("file", name)
@@ -515,5 +515,5 @@ func uploadForm(t *testing.T, c *client, path, name, content, as, message string
 	}
 	_, _ = fw.Write([]byte(content))
 	_ = w.Close()
-	return c.do(http.MethodPost, path, &buf, http.Header{"Content-Type": {w.FormDataContentType()}})
+	return c.Do(http.MethodPost, path, &buf, http.Header{"Content-Type": {w.FormDataContentType()}})
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -90,7 +91,7 @@ func (fc *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 		if !c.Registered {
 			continue
 		}
-		labels := []string{c.UUID, c.Host, c.Type, itoa(c.Index)}
+		labels := []string{c.UUID, c.Host, c.Type, strconv.Itoa(c.Index)}
 		gauge(descUtil, c.Util, labels)
 		gauge(descMemUsed, c.MemUsedMiB, labels)
 		gauge(descMemTotal, c.MemTotalMiB, labels)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -38,7 +39,7 @@ func (s *Server) home(c echo.Context) error {
 			h.Retired++
 		}
 	}
-	return s.render(c, http.StatusOK, web.HomePage(s.page(c, "home.title", ""), h))
+	return response.Render(c, http.StatusOK, web.HomePage(s.pages.Page(c, "home.title", ""), h))
 }
 
 // section renders a main-navigation section whose module has not landed
@@ -57,7 +58,7 @@ func (s *Server) section(titleKey, nav string) echo.HandlerFunc {
 			g := &groups[len(groups)-1]
 			g.Cards = append(g.Cards, cardRow(cd))
 		}
-		return s.render(c, http.StatusOK, web.SectionPage(s.page(c, titleKey, nav), groups))
+		return response.Render(c, http.StatusOK, web.SectionPage(s.pages.Page(c, titleKey, nav), groups))
 	}
 }
 
@@ -99,5 +100,5 @@ func (s *Server) adminIndex(c echo.Context) error {
 		return err
 	}
 	counts["users"] = len(users)
-	return s.render(c, http.StatusOK, web.AdminIndexPage(s.page(c, "admin.title", "admin"), counts))
+	return response.Render(c, http.StatusOK, web.AdminIndexPage(s.pages.Page(c, "admin.title", "admin"), counts))
 }

@@ -5,7 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"cardhour/errs"
+	"cardhour/server/request"
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -62,23 +63,23 @@ func (s *Server) renderHosts(c echo.Context, status int, f web.Form, listErr str
 	if err != nil {
 		return err
 	}
-	return s.render(c, status, web.HostsPage(s.page(c, "admin.hosts", "admin"), rows, f, listErr))
+	return response.Render(c, status, web.HostsPage(s.pages.Page(c, "admin.hosts", "admin"), rows, f, listErr))
 }
 
 func (s *Server) createHostForm(c echo.Context) error {
-	f := formOf(c, hostFields...)
+	f := request.Form(c, hostFields...)
 	h, err := s.store.CreateHost(c.Request().Context(), hostFromForm(f))
 	if err == nil {
-		return s.redirectWithFlash(c, "/admin/hosts", web.T(langOf(c), "admin.created", h.Name))
+		return s.pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.created", h.Name))
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderHosts(c, statusOf(errs.CodeOf(err)), f, "")
+	return s.renderHosts(c, response.StatusOf(err), f, "")
 }
 
 func (s *Server) editHostPage(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -86,27 +87,27 @@ func (s *Server) editHostPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, web.HostEditPage(s.page(c, "admin.hosts", "admin"), id, hostForm(h)))
+	return response.Render(c, http.StatusOK, web.HostEditPage(s.pages.Page(c, "admin.hosts", "admin"), id, hostForm(h)))
 }
 
 func (s *Server) updateHostForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	f := formOf(c, hostFields...)
+	f := request.Form(c, hostFields...)
 	h, err := s.store.UpdateHost(c.Request().Context(), id, hostFromForm(f))
 	if err == nil {
-		return s.redirectWithFlash(c, "/admin/hosts", web.T(langOf(c), "admin.updated", h.Name))
+		return s.pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.updated", h.Name))
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.render(c, statusOf(errs.CodeOf(err)), web.HostEditPage(s.page(c, "admin.hosts", "admin"), id, f))
+	return response.Render(c, response.StatusOf(err), web.HostEditPage(s.pages.Page(c, "admin.hosts", "admin"), id, f))
 }
 
 func (s *Server) deleteHostForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -115,12 +116,12 @@ func (s *Server) deleteHostForm(c echo.Context) error {
 		return err
 	}
 	if err := s.store.DeleteHost(c.Request().Context(), id); err != nil {
-		if msg, ok := refused(langOf(c), err); ok {
-			return s.renderHosts(c, statusOf(errs.CodeOf(err)), web.NewForm(), msg)
+		if msg, ok := response.Refusal(request.Lang(c), err); ok {
+			return s.renderHosts(c, response.StatusOf(err), web.NewForm(), msg)
 		}
 		return err
 	}
-	return s.redirectWithFlash(c, "/admin/hosts", web.T(langOf(c), "admin.deleted", h.Name))
+	return s.pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.deleted", h.Name))
 }
 
 // hostJSON is a host in the API with the number of cards it carries.
@@ -146,7 +147,7 @@ func (s *Server) apiListHosts(c echo.Context) error {
 }
 
 func (s *Server) apiGetHost(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -163,7 +164,7 @@ func (s *Server) apiGetHost(c echo.Context) error {
 
 func (s *Server) apiCreateHost(c echo.Context) error {
 	var in store.HostInput
-	if err := decodeJSON(c, &in); err != nil {
+	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
 	h, err := s.store.CreateHost(c.Request().Context(), in)
@@ -174,12 +175,12 @@ func (s *Server) apiCreateHost(c echo.Context) error {
 }
 
 func (s *Server) apiUpdateHost(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	var in store.HostInput
-	if err := decodeJSON(c, &in); err != nil {
+	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
 	h, err := s.store.UpdateHost(c.Request().Context(), id, in)
@@ -194,7 +195,7 @@ func (s *Server) apiUpdateHost(c echo.Context) error {
 }
 
 func (s *Server) apiDeleteHost(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}

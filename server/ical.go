@@ -12,6 +12,8 @@ import (
 
 	"cardhour/errs"
 	"cardhour/money"
+	"cardhour/server/request"
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -33,14 +35,14 @@ func (s *Server) renderCalendar(c echo.Context, status int, feed *web.CalendarFe
 		return err
 	}
 	props.Feed, props.Error = feed, msg
-	return s.render(c, status, web.CalendarPage(s.page(c, "plan.cal.title", "booking"), props))
+	return response.Render(c, status, web.CalendarPage(s.pages.Page(c, "plan.cal.title", "booking"), props))
 }
 
 // calendarProps lists the teams whose feed the user may take: their own
 // teams, every team for admins (the store decides again on issue).
 func (s *Server) calendarProps(c echo.Context) (web.CalendarProps, error) {
 	var props web.CalendarProps
-	u := mustUser(c)
+	u := request.User(c)
 	names, teams, err := s.planTeamNames(c)
 	if err != nil {
 		return props, err
@@ -64,9 +66,9 @@ func (s *Server) calendarProps(c echo.Context) (web.CalendarProps, error) {
 // createCalendarFeedForm issues a feed URL and shows it once, on this very
 // response: only its hash is kept, so a redirect could not show it again.
 func (s *Server) createCalendarFeedForm(c echo.Context) error {
-	u := mustUser(c)
-	lang := langOf(c)
-	teamID := planFormID(c.FormValue("team"))
+	u := request.User(c)
+	lang := request.Lang(c)
+	teamID := request.ID(c.FormValue("team"))
 	label := web.T(lang, "plan.cal.mine")
 	if teamID != 0 {
 		t, err := s.store.FindTeamByID(c.Request().Context(), teamID)
@@ -78,8 +80,8 @@ func (s *Server) createCalendarFeedForm(c echo.Context) error {
 	secret, err := s.store.CreateCalendarFeed(c.Request().Context(), u.ID, teamID)
 	if err != nil {
 		if errs.Is(err, errs.Forbidden) || errs.Is(err, errs.Invalid) {
-			_, _, msg, _ := describe(err, lang)
-			return s.renderCalendar(c, statusOf(errs.CodeOf(err)), nil, msg)
+			_, _, msg, _ := response.Describe(err, lang)
+			return s.renderCalendar(c, response.StatusOf(err), nil, msg)
 		}
 		return err
 	}
@@ -92,7 +94,7 @@ func (s *Server) createCalendarFeedForm(c echo.Context) error {
 // credential; an unknown or replaced one is not found.
 func (s *Server) icalFeed(c echo.Context) error {
 	ctx := c.Request().Context()
-	lang := langOf(c)
+	lang := request.Lang(c)
 	feed, err := s.store.FindCalendarFeed(ctx, c.Param("token"))
 	if err != nil {
 		return err

@@ -5,7 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"cardhour/errs"
+	"cardhour/server/request"
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -41,23 +42,23 @@ func (s *Server) renderImages(c echo.Context, status int, f web.Form, listErr st
 		rows = append(rows, web.ImageRow{ID: i.ID, Name: i.Name, Reference: i.Reference, CUDAVersion: i.CUDAVersion,
 			Frameworks: i.Frameworks, Description: i.Description})
 	}
-	return s.render(c, status, web.ImagesPage(s.page(c, "admin.images", "admin"), rows, f, listErr))
+	return response.Render(c, status, web.ImagesPage(s.pages.Page(c, "admin.images", "admin"), rows, f, listErr))
 }
 
 func (s *Server) createImageForm(c echo.Context) error {
-	f := formOf(c, imageFields...)
+	f := request.Form(c, imageFields...)
 	i, err := s.store.CreateImage(c.Request().Context(), imageFromForm(f))
 	if err == nil {
-		return s.redirectWithFlash(c, "/admin/images", web.T(langOf(c), "admin.created", i.Name))
+		return s.pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.created", i.Name))
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderImages(c, statusOf(errs.CodeOf(err)), f, "")
+	return s.renderImages(c, response.StatusOf(err), f, "")
 }
 
 func (s *Server) editImagePage(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -65,27 +66,27 @@ func (s *Server) editImagePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.render(c, http.StatusOK, web.ImageEditPage(s.page(c, "admin.images", "admin"), id, imageForm(i)))
+	return response.Render(c, http.StatusOK, web.ImageEditPage(s.pages.Page(c, "admin.images", "admin"), id, imageForm(i)))
 }
 
 func (s *Server) updateImageForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	f := formOf(c, imageFields...)
+	f := request.Form(c, imageFields...)
 	i, err := s.store.UpdateImage(c.Request().Context(), id, imageFromForm(f))
 	if err == nil {
-		return s.redirectWithFlash(c, "/admin/images", web.T(langOf(c), "admin.updated", i.Name))
+		return s.pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.updated", i.Name))
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.render(c, statusOf(errs.CodeOf(err)), web.ImageEditPage(s.page(c, "admin.images", "admin"), id, f))
+	return response.Render(c, response.StatusOf(err), web.ImageEditPage(s.pages.Page(c, "admin.images", "admin"), id, f))
 }
 
 func (s *Server) deleteImageForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -94,12 +95,12 @@ func (s *Server) deleteImageForm(c echo.Context) error {
 		return err
 	}
 	if err := s.store.DeleteImage(c.Request().Context(), id); err != nil {
-		if msg, ok := refused(langOf(c), err); ok {
-			return s.renderImages(c, statusOf(errs.CodeOf(err)), web.NewForm(), msg)
+		if msg, ok := response.Refusal(request.Lang(c), err); ok {
+			return s.renderImages(c, response.StatusOf(err), web.NewForm(), msg)
 		}
 		return err
 	}
-	return s.redirectWithFlash(c, "/admin/images", web.T(langOf(c), "admin.deleted", i.Name))
+	return s.pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.deleted", i.Name))
 }
 
 func (s *Server) apiListImages(c echo.Context) error {
@@ -114,7 +115,7 @@ func (s *Server) apiListImages(c echo.Context) error {
 }
 
 func (s *Server) apiGetImage(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -127,7 +128,7 @@ func (s *Server) apiGetImage(c echo.Context) error {
 
 func (s *Server) apiCreateImage(c echo.Context) error {
 	var in store.ImageInput
-	if err := decodeJSON(c, &in); err != nil {
+	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
 	i, err := s.store.CreateImage(c.Request().Context(), in)
@@ -138,12 +139,12 @@ func (s *Server) apiCreateImage(c echo.Context) error {
 }
 
 func (s *Server) apiUpdateImage(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	var in store.ImageInput
-	if err := decodeJSON(c, &in); err != nil {
+	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
 	i, err := s.store.UpdateImage(c.Request().Context(), id, in)
@@ -154,7 +155,7 @@ func (s *Server) apiUpdateImage(c echo.Context) error {
 }
 
 func (s *Server) apiDeleteImage(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/request"
+	"cardhour/server/scope"
 	"cardhour/store"
 )
 
@@ -14,15 +16,15 @@ import (
 // the caller cannot see are not found; among those they see, the store
 // lets only the owner, the team's managers and admins record.
 func (s *Server) apiRecordOutput(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := s.visibleBooking(c, id); err != nil {
+	if _, err := scope.Booking(c, s.store, id); err != nil {
 		return err
 	}
 	var req outputRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	out, err := s.store.RecordOutput(c.Request().Context(), s.cfg.TZ, id,
@@ -35,11 +37,11 @@ func (s *Server) apiRecordOutput(c echo.Context) error {
 
 // apiListOutputs is a round's output history.
 func (s *Server) apiListOutputs(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := s.visibleBooking(c, id); err != nil {
+	if _, err := scope.Booking(c, s.store, id); err != nil {
 		return err
 	}
 	outs, err := s.store.FindOutputs(c.Request().Context(), []int64{id})
@@ -55,7 +57,7 @@ func (s *Server) apiListOutputs(c echo.Context) error {
 // apiLedgerRounds lists the rounds of the caller's teams that ended in a month.
 func (s *Server) apiLedgerRounds(c echo.Context) error {
 	v := errs.NewValidation("server.apiLedgerRounds")
-	teams, err := s.visibleTeams(c)
+	teams, err := scope.Teams(c, s.store)
 	if err != nil {
 		return err
 	}
@@ -66,15 +68,15 @@ func (s *Server) apiLedgerRounds(c echo.Context) error {
 		v.Add("month", "report.month_invalid")
 	}
 	f := store.LedgerFilter{Zone: s.cfg.TZ, Month: month, TeamIDs: teams, Limit: 1000}
-	team, err := s.resolveTeam(c, queryRef(c, "team"), "team", v)
+	team, err := request.TeamID(c.Request().Context(), s.store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return err
 	}
-	f.TaskID = int64(queryInt(c, "task_id", 0, 1, 1<<31-1, "error.id", v))
+	f.TaskID = int64(request.QueryInt(c, "task_id", 0, 1, 1<<31-1, "error.id", v))
 	switch strings.ToLower(strings.TrimSpace(c.QueryParam("mine"))) {
 	case "", "0", "false", "no":
 	case "1", "true", "yes":
-		f.UserID = mustUser(c).ID
+		f.UserID = request.User(c).ID
 	default:
 		v.Add("mine", "api.bool_invalid")
 	}
@@ -83,7 +85,7 @@ func (s *Server) apiLedgerRounds(c echo.Context) error {
 	}
 	out := roundsJSON{Month: month, Zone: s.cfg.TZ.String(), Rounds: []store.LedgerRoundView{}}
 	if team != 0 {
-		if !sees(teams, team) {
+		if !scope.Sees(teams, team) {
 			return c.JSON(http.StatusOK, out)
 		}
 		f.TeamIDs = []int64{team}
@@ -106,11 +108,11 @@ func (s *Server) apiLedgerRounds(c echo.Context) error {
 
 // apiLedgerRound is one round by booking id.
 func (s *Server) apiLedgerRound(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := s.visibleBooking(c, id); err != nil {
+	if _, err := scope.Booking(c, s.store, id); err != nil {
 		return err
 	}
 	d, err := s.store.FindLedgerRound(c.Request().Context(), s.cfg.TZ, id)
@@ -128,11 +130,11 @@ func (s *Server) apiLedgerRound(c echo.Context) error {
 
 // apiTaskLedger is a task's ledger.
 func (s *Server) apiTaskLedger(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := s.visibleTask(c, id); err != nil {
+	if _, err := scope.Task(c, s.store, id); err != nil {
 		return err
 	}
 	l, err := s.store.FindTaskLedger(c.Request().Context(), s.cfg.TZ, id)
@@ -155,15 +157,15 @@ func (s *Server) apiTaskLedger(c echo.Context) error {
 
 // apiSetTaskKind classifies a task.
 func (s *Server) apiSetTaskKind(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := s.visibleTask(c, id); err != nil {
+	if _, err := scope.Task(c, s.store, id); err != nil {
 		return err
 	}
 	var req kindRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	if req.Kind == nil {

@@ -11,6 +11,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/schedule"
+	"cardhour/server/request"
+	"cardhour/server/response"
+	"cardhour/server/scope"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -23,7 +27,7 @@ func (s *Server) ledgerMonth(c echo.Context) (month, problem string) {
 		return s.thisMonth(), ""
 	}
 	if _, _, err := store.MonthBounds(month, s.cfg.TZ); err != nil {
-		return s.thisMonth(), web.T(langOf(c), "report.month_invalid")
+		return s.thisMonth(), web.T(request.Lang(c), "report.month_invalid")
 	}
 	return month, ""
 }
@@ -49,7 +53,7 @@ func (s *Server) teamOptions(c echo.Context, ids []int64) ([]web.Option, error) 
 func (s *Server) ledgerPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	month, problem := s.ledgerMonth(c)
-	teams, err := s.visibleTeams(c)
+	teams, err := scope.Teams(c, s.store)
 	if err != nil {
 		return err
 	}
@@ -61,14 +65,14 @@ func (s *Server) ledgerPage(c echo.Context) error {
 		Teams: opts, Mine: c.QueryParam("mine") != ""}
 	f := store.LedgerFilter{Zone: s.cfg.TZ, Month: month, TeamIDs: teams, Limit: 500}
 	if raw := strings.TrimSpace(c.QueryParam("team")); raw != "" {
-		if id := bkFormID(raw); id != 0 && sees(teams, id) {
+		if id := request.ID(raw); id != 0 && scope.Sees(teams, id) {
 			f.TeamIDs, d.Team = []int64{id}, raw
 		} else {
-			problem = web.T(langOf(c), "team.not_found")
+			problem = web.T(request.Lang(c), "team.not_found")
 		}
 	}
 	if d.Mine {
-		f.UserID = mustUser(c).ID
+		f.UserID = request.User(c).ID
 	}
 	if err := s.store.CatchUpLedger(ctx, s.cfg.TZ); err != nil {
 		return err
@@ -88,24 +92,24 @@ func (s *Server) ledgerPage(c echo.Context) error {
 	}
 	d.Totals = totalsRow(total)
 	d.Truncated = len(rounds) == f.Limit
-	p := s.page(c, "ledger.title", "ledger")
+	p := s.pages.Page(c, "ledger.title", "ledger")
 	if problem != "" && p.Flash == "" {
 		p.Flash = problem
 	}
-	return s.render(c, http.StatusOK, web.LedgerPage(p, d))
+	return response.Render(c, http.StatusOK, web.LedgerPage(p, d))
 }
 
 // ledgerRoundPage shows a round with its outputs and, to those who may, the
 // form to record one (?correct=ID opens it on a correction).
 func (s *Server) ledgerRoundPage(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	f := web.NewForm()
 	correcting := int64(0)
 	if raw := c.QueryParam("correct"); raw != "" {
-		correcting = bkFormID(raw)
+		correcting = request.ID(raw)
 	}
 	return s.renderRound(c, http.StatusOK, id, f, correcting)
 }
@@ -114,8 +118,8 @@ func (s *Server) renderRound(c echo.Context, status int, id int64, f web.Form, c
 	ctx := c.Request().Context()
 	d, err := s.store.FindLedgerRound(ctx, s.cfg.TZ, id)
 	if errs.Is(err, errs.Conflict) {
-		_, _, msg, _ := describe(err, langOf(c))
-		return s.render(c, http.StatusOK, web.LedgerWaitPage(s.page(c, "ledger.title", "ledger"), web.LedgerWaitProps{BookingID: id, Message: msg}))
+		_, _, msg, _ := response.Describe(err, request.Lang(c))
+		return response.Render(c, http.StatusOK, web.LedgerWaitPage(s.pages.Page(c, "ledger.title", "ledger"), web.LedgerWaitProps{BookingID: id, Message: msg}))
 	}
 	if err != nil {
 		return err
@@ -156,7 +160,7 @@ func (s *Server) renderRound(c echo.Context, status int, id int64, f web.Form, c
 	if props.Files, err = s.roundFiles(ctx, id); err != nil {
 		return err
 	}
-	return s.render(c, status, web.LedgerRoundPage(s.page(c, "ledger.title", "ledger"), props))
+	return response.Render(c, status, web.LedgerRoundPage(s.pages.Page(c, "ledger.title", "ledger"), props))
 }
 
 // roundFiles lists the script, config and plan versions a round used:
@@ -190,7 +194,7 @@ var outputFormFields = []string{"quantity", "unit", "note", "corrects_id"}
 // field message, the rest is the store's to check.
 func outputInputFromForm(f web.Form) (store.OutputInput, error) {
 	v := errs.NewValidation("server.outputInputFromForm")
-	in := store.OutputInput{Unit: f.Value("unit"), Note: f.Value("note"), CorrectsID: bkFormID(f.Value("corrects_id"))}
+	in := store.OutputInput{Unit: f.Value("unit"), Note: f.Value("note"), CorrectsID: request.ID(f.Value("corrects_id"))}
 	if raw := strings.TrimSpace(f.Value("quantity")); raw != "" {
 		// People type "1,200"; the separators are not part of the number.
 		q, err := strconv.ParseFloat(strings.ReplaceAll(raw, ",", ""), 64)
@@ -208,11 +212,11 @@ func outputInputFromForm(f web.Form) (store.OutputInput, error) {
 
 // recordOutputForm appends an output (or a correction) to a round.
 func (s *Server) recordOutputForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	f := formOf(c, outputFormFields...)
+	f := request.Form(c, outputFormFields...)
 	in, err := outputInputFromForm(f)
 	var out *store.OutputView
 	if err == nil {
@@ -223,18 +227,18 @@ func (s *Server) recordOutputForm(c echo.Context) error {
 		if out.CorrectsID != nil {
 			key = "ledger.flash_corrected"
 		}
-		return s.redirectWithFlash(c, "/ledger/rounds/"+web.I64(id)+"#outputs", web.T(langOf(c), key, store.FormatQuantity(out.Quantity), out.Unit))
+		return s.pages.RedirectWithFlash(c, "/ledger/rounds/"+web.I64(id)+"#outputs", web.T(request.Lang(c), key, store.FormatQuantity(out.Quantity), out.Unit))
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderRound(c, statusOf(errs.CodeOf(err)), id, f, in.CorrectsID)
+	return s.renderRound(c, response.StatusOf(err), id, f, in.CorrectsID)
 }
 
 // taskLedgerPage shows a task's ledger to any signed-in user, as its task
 // page is; the kind is set by those who may change the task.
 func (s *Server) taskLedgerPage(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -251,10 +255,10 @@ func (s *Server) renderTaskLedger(c echo.Context, status int, id int64, kind web
 	if err != nil {
 		return err
 	}
-	lang := langOf(c)
+	lang := request.Lang(c)
 	d := web.TaskLedgerProps{TaskID: l.Task.ID, TaskName: l.Task.Name, TeamName: l.TeamName, Kind: l.Kind,
-		EstimateHours: hoursOfSeconds(l.EstimateCardSeconds), Finished: totalsRow(l.Finished), LiveHours: hoursOfSeconds(l.LiveCardSeconds),
-		LiveCostFen: l.LiveCostFen, WaitingHours: hoursOfSeconds(l.WaitingCardSeconds), Deviation: l.Deviation, Outputs: unitRows(l.Outputs)}
+		EstimateHours: schedule.CardHours(l.EstimateCardSeconds), Finished: totalsRow(l.Finished), LiveHours: schedule.CardHours(l.LiveCardSeconds),
+		LiveCostFen: l.LiveCostFen, WaitingHours: schedule.CardHours(l.WaitingCardSeconds), Deviation: l.Deviation, Outputs: unitRows(l.Outputs)}
 	if l.EstimateCardSeconds > 0 {
 		d.BookedPct = int(float64(l.Finished.BookedCardSeconds+l.LiveCardSeconds+l.WaitingCardSeconds)*100/float64(l.EstimateCardSeconds) + 0.5)
 	}
@@ -262,7 +266,7 @@ func (s *Server) renderTaskLedger(c echo.Context, status int, id int64, kind web
 	for _, k := range store.TaskKinds {
 		d.Kinds = append(d.Kinds, web.Option{Value: k, Label: web.T(lang, "lgkind."+k)})
 	}
-	if d.CanSetKind, err = s.mayEditTeamTask(c, l.Task.TeamID); err != nil {
+	if d.CanSetKind, err = scope.MayPlan(c, s.store, l.Task.TeamID); err != nil {
 		return err
 	}
 	if _, ok := kind.Values["kind"]; !ok {
@@ -271,26 +275,26 @@ func (s *Server) renderTaskLedger(c echo.Context, status int, id int64, kind web
 	for _, r := range l.Rounds {
 		d.Rounds = append(d.Rounds, roundRow(r, rec.may(r.UserID, r.TeamID)))
 	}
-	return s.render(c, status, web.TaskLedgerPage(s.page(c, "ledger.title", "ledger"), d, kind))
+	return response.Render(c, status, web.TaskLedgerPage(s.pages.Page(c, "ledger.title", "ledger"), d, kind))
 }
 
 // setTaskKindForm classifies a task for the yearly baseline.
 func (s *Server) setTaskKindForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	f := formOf(c, "kind")
+	f := request.Form(c, "kind")
 	err = s.store.SetTaskKind(c.Request().Context(), id, f.Value("kind"))
 	if err == nil {
-		label := web.T(langOf(c), "lgkind.none")
+		label := web.T(request.Lang(c), "lgkind.none")
 		if k := f.Value("kind"); k != "" {
-			label = web.T(langOf(c), "lgkind."+k)
+			label = web.T(request.Lang(c), "lgkind."+k)
 		}
-		return s.redirectWithFlash(c, "/ledger/tasks/"+web.I64(id), web.T(langOf(c), "ledger.flash_kind", label))
+		return s.pages.RedirectWithFlash(c, "/ledger/tasks/"+web.I64(id), web.T(request.Lang(c), "ledger.flash_kind", label))
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderTaskLedger(c, statusOf(errs.CodeOf(err)), id, f)
+	return s.renderTaskLedger(c, response.StatusOf(err), id, f)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"cardhour/schedule"
+	"cardhour/server/servertest"
 	"cardhour/store"
 )
 
@@ -35,39 +36,39 @@ func ledgerActor(a *account) context.Context {
 func newLedgerFixture(t *testing.T) *ledgerFixture {
 	t.Helper()
 	e := newEnv(t, envOptions{})
-	ctx := ledgerActor(e.users[store.RoleAdmin])
+	ctx := ledgerActor(e.Users[store.RoleAdmin])
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	team, err := e.st.CreateTeam(ctx, store.TeamInput{Name: "大模型组"})
+	team, err := e.St.CreateTeam(ctx, store.TeamInput{Name: "大模型组"})
 	must(err)
-	_, err = e.st.SetMembership(ctx, team.ID, e.users[store.RoleMember].ID, store.TeamRoleMember)
+	_, err = e.St.SetMembership(ctx, team.ID, e.Users[store.RoleMember].ID, store.TeamRoleMember)
 	must(err)
-	_, err = e.st.SetMembership(ctx, team.ID, e.users[store.RoleManager].ID, store.TeamRoleManager)
+	_, err = e.St.SetMembership(ctx, team.ID, e.Users[store.RoleManager].ID, store.TeamRoleManager)
 	must(err)
-	ct, err := e.st.CreateCardType(ctx, store.CardTypeInput{Name: "H800", VRAMGiB: 80, TFLOPSBF16: 989, PriceFen: 2200})
+	ct, err := e.St.CreateCardType(ctx, store.CardTypeInput{Name: "H800", VRAMGiB: 80, TFLOPSBF16: 989, PriceFen: 2200})
 	must(err)
-	host, err := e.st.CreateHost(ctx, store.HostInput{Name: "gpu-01"})
+	host, err := e.St.CreateHost(ctx, store.HostInput{Name: "gpu-01"})
 	must(err)
 	for i := range 2 {
-		_, err := e.st.CreateCard(ctx, store.CardInput{UUID: fmt.Sprintf("GPU-2000000%d-aaaa-bbbb-cccc-%012d", i, i), GPUIndex: i, HostID: host.ID, CardTypeID: ct.ID})
+		_, err := e.St.CreateCard(ctx, store.CardInput{UUID: fmt.Sprintf("GPU-2000000%d-aaaa-bbbb-cccc-%012d", i, i), GPUIndex: i, HostID: host.ID, CardTypeID: ct.ID})
 		must(err)
 	}
 	now := time.Now()
-	_, err = e.st.CreateQuota(ctx, store.QuotaInput{TeamID: team.ID, CardTypeID: ct.ID, CardHours: 100, ValidFrom: now.Add(-time.Hour), ExpiresAt: now.Add(30 * 24 * time.Hour)})
+	_, err = e.St.CreateQuota(ctx, store.QuotaInput{TeamID: team.ID, CardTypeID: ct.ID, CardHours: 100, ValidFrom: now.Add(-time.Hour), ExpiresAt: now.Add(30 * 24 * time.Hour)})
 	must(err)
-	member := ledgerActor(e.users[store.RoleMember])
-	task, err := e.st.CreateTask(member, store.TaskInput{TeamID: team.ID, Name: "SFT 指令微调", Priority: schedule.Normal, EstimateCardHours: 10, DataReadiness: schedule.DataReady})
+	member := ledgerActor(e.Users[store.RoleMember])
+	task, err := e.St.CreateTask(member, store.TaskInput{TeamID: team.ID, Name: "SFT 指令微调", Priority: schedule.Normal, EstimateCardHours: 10, DataReadiness: schedule.DataReady})
 	must(err)
-	b, err := e.st.CreateBooking(member, store.BookingRequest{TaskID: task.ID, CardTypeID: ct.ID, Count: 2, Start: now.Add(-time.Minute), End: now.Add(2 * time.Hour)})
+	b, err := e.St.CreateBooking(member, store.BookingRequest{TaskID: task.ID, CardTypeID: ct.ID, Count: 2, Start: now.Add(-time.Minute), End: now.Add(2 * time.Hour)})
 	must(err)
 	time.Sleep(1100 * time.Millisecond) // a round of whole card-seconds, so it has a cost and a bar
-	_, err = e.st.ReleaseBooking(member, b.Booking.ID)
+	_, err = e.St.ReleaseBooking(member, b.Booking.ID)
 	must(err)
-	return &ledgerFixture{e: e, team: team, task: task, booking: b.Booking.ID, month: store.MonthOf(time.Now(), e.cfg.TZ)}
+	return &ledgerFixture{e: e, team: team, task: task, booking: b.Booking.ID, month: store.MonthOf(time.Now(), e.Cfg.TZ)}
 }
 
 func (f *ledgerFixture) roundPath() string { return fmt.Sprintf("/ledger/rounds/%d", f.booking) }
@@ -75,10 +76,10 @@ func (f *ledgerFixture) roundPath() string { return fmt.Sprintf("/ledger/rounds/
 func TestMemberRecordsAndCorrectsAnOutputInThePage(t *testing.T) {
 	t.Parallel()
 	f := newLedgerFixture(t)
-	c := f.e.client()
-	c.mustLogin(f.e.users[store.RoleMember].Username, f.e.users[store.RoleMember].Password)
+	c := f.e.Client()
+	c.MustLogin(f.e.Users[store.RoleMember].Username, f.e.Users[store.RoleMember].Password)
 
-	page := c.get(f.roundPath())
+	page := c.Get(f.roundPath())
 	doc := page.Doc(t)
 	if page.StatusCode != http.StatusOK || doc.Find(`[data-testid=output-form]`).Length() != 1 {
 		t.Fatalf("round page %d without the output form:\n%.2000s", page.StatusCode, page)
@@ -88,7 +89,7 @@ func TestMemberRecordsAndCorrectsAnOutputInThePage(t *testing.T) {
 	}
 
 	// A quantity that is no number is reported next to its input.
-	bad := c.postForm(f.roundPath()+"/outputs", url.Values{"quantity": {"three"}, "unit": {"epochs"}}, true)
+	bad := c.PostForm(f.roundPath()+"/outputs", url.Values{"quantity": {"three"}, "unit": {"epochs"}}, true)
 	if bad.StatusCode != http.StatusUnprocessableEntity || bad.Doc(t).Find(`[data-testid=error-quantity]`).Length() != 1 {
 		t.Fatalf("bad quantity: status %d:\n%.1500s", bad.StatusCode, bad)
 	}
@@ -96,11 +97,11 @@ func TestMemberRecordsAndCorrectsAnOutputInThePage(t *testing.T) {
 		t.Errorf("the form lost the unit: %q", v)
 	}
 
-	ok := c.postForm(f.roundPath()+"/outputs", url.Values{"quantity": {"1,200"}, "unit": {"images"}, "note": {"增强后的样本"}}, true)
+	ok := c.PostForm(f.roundPath()+"/outputs", url.Values{"quantity": {"1,200"}, "unit": {"images"}, "note": {"增强后的样本"}}, true)
 	if ok.StatusCode != http.StatusSeeOther {
 		t.Fatalf("record: status %d:\n%.1500s", ok.StatusCode, ok)
 	}
-	doc = c.get(f.roundPath()).Doc(t)
+	doc = c.Get(f.roundPath()).Doc(t)
 	entries := doc.Find(`[data-testid=output-entry]`)
 	if entries.Length() != 1 || strings.TrimSpace(entries.Find(`[data-testid=output-quantity]`).Text()) != "1,200" ||
 		strings.TrimSpace(entries.Find(`[data-testid=output-unit]`).Text()) != "images" {
@@ -112,30 +113,30 @@ func TestMemberRecordsAndCorrectsAnOutputInThePage(t *testing.T) {
 	id, _ := entries.Attr("data-id")
 
 	// The correction opens pre-filled and appends a new entry.
-	form := c.get(f.roundPath() + "?correct=" + id).Doc(t)
+	form := c.Get(f.roundPath() + "?correct=" + id).Doc(t)
 	if v, _ := form.Find(`input[name=corrects_id]`).Attr("value"); v != id {
 		t.Fatalf("the correction form corrects %q, want %s", v, id)
 	}
-	fix := c.postForm(f.roundPath()+"/outputs", url.Values{"quantity": {"1100"}, "unit": {"images"}, "corrects_id": {id}}, true)
+	fix := c.PostForm(f.roundPath()+"/outputs", url.Values{"quantity": {"1100"}, "unit": {"images"}, "corrects_id": {id}}, true)
 	if fix.StatusCode != http.StatusSeeOther {
 		t.Fatalf("correct: status %d:\n%.1500s", fix.StatusCode, fix)
 	}
-	doc = c.get(f.roundPath()).Doc(t)
+	doc = c.Get(f.roundPath()).Doc(t)
 	if n := doc.Find(`[data-testid=output-entry]`).Length(); n != 2 || doc.Find(`[data-testid=output-superseded]`).Length() != 1 {
 		t.Errorf("history after the correction: %d entries, %d superseded", n, doc.Find(`[data-testid=output-superseded]`).Length())
 	}
-	again := c.postForm(f.roundPath()+"/outputs", url.Values{"quantity": {"1"}, "unit": {"images"}, "corrects_id": {id}}, true)
+	again := c.PostForm(f.roundPath()+"/outputs", url.Values{"quantity": {"1"}, "unit": {"images"}, "corrects_id": {id}}, true)
 	if again.StatusCode != http.StatusConflict || again.Doc(t).Find(`[data-testid=form-error]`).Length() != 1 {
 		t.Errorf("second correction of one entry: status %d", again.StatusCode)
 	}
 
 	// The ledger lists the round with its current output.
-	list := c.get("/ledger").Doc(t)
+	list := c.Get("/ledger").Doc(t)
 	row := list.Find(`[data-testid=ledger-row]`)
 	if row.Length() != 1 || !strings.Contains(row.Find(`[data-testid=round-output]`).Text(), "1,100 images") {
 		t.Errorf("ledger row: %q", row.Text())
 	}
-	task := c.get(fmt.Sprintf("/ledger/tasks/%d", f.task.ID)).Doc(t)
+	task := c.Get(fmt.Sprintf("/ledger/tasks/%d", f.task.ID)).Doc(t)
 	if task.Find(`[data-testid=output-unit-row]`).Length() != 1 || task.Find(`[data-testid=ledger-deviation]`).Length() == 0 {
 		t.Errorf("task ledger: %q", task.Find(`[data-testid=task-ledger-outputs]`).Text())
 	}
@@ -144,21 +145,21 @@ func TestMemberRecordsAndCorrectsAnOutputInThePage(t *testing.T) {
 func TestOutsiderSeesTheRoundButMayNotRecord(t *testing.T) {
 	t.Parallel()
 	f := newLedgerFixture(t)
-	c := f.e.client()
-	viewer := f.e.users[store.RoleViewer]
-	c.mustLogin(viewer.Username, viewer.Password)
-	doc := c.get(f.roundPath()).Doc(t)
+	c := f.e.Client()
+	viewer := f.e.Users[store.RoleViewer]
+	c.MustLogin(viewer.Username, viewer.Password)
+	doc := c.Get(f.roundPath()).Doc(t)
 	if doc.Find(`[data-testid=round-figures]`).Length() != 1 || doc.Find(`[data-testid=output-form]`).Length() != 0 {
 		t.Error("a viewer sees the form, or not the round")
 	}
 	// A member of another team is refused by the store.
-	other, err := f.e.st.CreateUser(context.Background(), store.UserCreate{Username: "t-other", Password: "password-other", Role: store.RoleMember})
+	other, err := f.e.St.CreateUser(context.Background(), store.UserCreate{Username: "t-other", Password: "password-other", Role: store.RoleMember})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2 := f.e.client()
-	c2.mustLogin(other.Username, "password-other")
-	r := c2.postForm(f.roundPath()+"/outputs", url.Values{"quantity": {"1"}, "unit": {"epochs"}}, true)
+	c2 := f.e.Client()
+	c2.MustLogin(other.Username, "password-other")
+	r := c2.PostForm(f.roundPath()+"/outputs", url.Values{"quantity": {"1"}, "unit": {"epochs"}}, true)
 	if r.StatusCode != http.StatusForbidden {
 		t.Errorf("outsider's output: status %d, want 403", r.StatusCode)
 	}
@@ -167,17 +168,17 @@ func TestOutsiderSeesTheRoundButMayNotRecord(t *testing.T) {
 func TestOutputAPIAndMonthlyReportExports(t *testing.T) {
 	t.Parallel()
 	f := newLedgerFixture(t)
-	c := f.e.client()
-	member, manager := f.e.users[store.RoleMember], f.e.users[store.RoleManager]
+	c := f.e.Client()
+	member, manager := f.e.Users[store.RoleMember], f.e.Users[store.RoleManager]
 	path := fmt.Sprintf("/api/v1/bookings/%d/outputs", f.booking)
 
-	mustAPIError(t, c.apiCall(http.MethodPost, path, member.Token, `{"quantity": "3", "unit": "epochs"}`), http.StatusUnprocessableEntity, "invalid")
-	mustAPIError(t, c.apiCall(http.MethodPost, path, member.Token, `{"quantity": 3, "unit": "epochs", "extra": 1}`), http.StatusUnprocessableEntity, "invalid")
-	e := mustAPIError(t, c.apiCall(http.MethodPost, path, member.Token, `{"quantity": -1, "unit": ""}`), http.StatusUnprocessableEntity, "invalid")
+	servertest.MustAPIError(t, c.APICall(http.MethodPost, path, member.Token, `{"quantity": "3", "unit": "epochs"}`), http.StatusUnprocessableEntity, "invalid")
+	servertest.MustAPIError(t, c.APICall(http.MethodPost, path, member.Token, `{"quantity": 3, "unit": "epochs", "extra": 1}`), http.StatusUnprocessableEntity, "invalid")
+	e := servertest.MustAPIError(t, c.APICall(http.MethodPost, path, member.Token, `{"quantity": -1, "unit": ""}`), http.StatusUnprocessableEntity, "invalid")
 	if e.Error.Fields["quantity"] == "" || e.Error.Fields["unit"] == "" {
 		t.Errorf("fields %v, want quantity and unit", e.Error.Fields)
 	}
-	r := c.apiCall(http.MethodPost, path, member.Token, `{"quantity": 3, "unit": "epochs", "note": "loss 1.92"}`)
+	r := c.APICall(http.MethodPost, path, member.Token, `{"quantity": 3, "unit": "epochs", "note": "loss 1.92"}`)
 	if r.StatusCode != http.StatusCreated {
 		t.Fatalf("record: %d %s", r.StatusCode, r)
 	}
@@ -185,16 +186,16 @@ func TestOutputAPIAndMonthlyReportExports(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &out); err != nil || out.Quantity != 3 || out.Unit != "epochs" {
 		t.Fatalf("recorded %s (%v)", r, err)
 	}
-	mustAPIError(t, c.apiCall(http.MethodPost, path, member.Token, fmt.Sprintf(`{"quantity": 2, "unit": "epochs", "corrects_id": %d}`, out.ID+100)),
+	servertest.MustAPIError(t, c.APICall(http.MethodPost, path, member.Token, fmt.Sprintf(`{"quantity": 2, "unit": "epochs", "corrects_id": %d}`, out.ID+100)),
 		http.StatusUnprocessableEntity, "invalid")
-	list := c.apiCall(http.MethodGet, path, member.Token, "")
+	list := c.APICall(http.MethodGet, path, member.Token, "")
 	if list.StatusCode != http.StatusOK || !strings.Contains(list.String(), `"loss 1.92"`) {
 		t.Errorf("history: %d %s", list.StatusCode, list)
 	}
 
 	// The report, as the team's manager.
 	q := "/api/v1/reports/monthly?month=" + f.month
-	js := c.apiCall(http.MethodGet, q, manager.Token, "")
+	js := c.APICall(http.MethodGet, q, manager.Token, "")
 	var rep store.MonthlyReport
 	if err := json.Unmarshal(js.Body, &rep); err != nil || js.StatusCode != http.StatusOK {
 		t.Fatalf("json report: %d %v", js.StatusCode, err)
@@ -202,21 +203,21 @@ func TestOutputAPIAndMonthlyReportExports(t *testing.T) {
 	if rep.Empty || rep.Zone != "Asia/Shanghai" || len(rep.Entries) != 1 || rep.Entries[0].Note != "loss 1.92" {
 		t.Errorf("report %+v", rep)
 	}
-	csv := c.apiCall(http.MethodGet, q+"&format=csv&lang=en", manager.Token, "")
+	csv := c.APICall(http.MethodGet, q+"&format=csv&lang=en", manager.Token, "")
 	if csv.StatusCode != http.StatusOK || !strings.HasPrefix(csv.Header.Get("Content-Type"), "text/csv") ||
 		!strings.Contains(csv.String(), "loss 1.92") || !strings.Contains(csv.String(), "# Output entries") {
 		t.Errorf("csv: %d %s\n%.800s", csv.StatusCode, csv.Header.Get("Content-Type"), csv)
 	}
-	one := c.apiCall(http.MethodGet, q+"&format=csv&section=entries&lang=en", manager.Token, "")
+	one := c.APICall(http.MethodGet, q+"&format=csv&section=entries&lang=en", manager.Token, "")
 	if lines := strings.Split(strings.TrimSpace(strings.TrimPrefix(one.String(), "\uFEFF")), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "Entry,") {
 		t.Errorf("one section: %q", lines)
 	}
-	mustAPIError(t, c.apiCall(http.MethodGet, q+"&format=csv&section=nope", manager.Token, ""), http.StatusUnprocessableEntity, "invalid")
-	mustAPIError(t, c.apiCall(http.MethodGet, q+"&format=pdf", manager.Token, ""), http.StatusUnprocessableEntity, "invalid")
-	mustAPIError(t, c.apiCall(http.MethodGet, "/api/v1/reports/monthly?month=2026-13", manager.Token, ""), http.StatusUnprocessableEntity, "invalid")
-	mustAPIError(t, c.apiCall(http.MethodGet, q, member.Token, ""), http.StatusForbidden, "forbidden")
+	servertest.MustAPIError(t, c.APICall(http.MethodGet, q+"&format=csv&section=nope", manager.Token, ""), http.StatusUnprocessableEntity, "invalid")
+	servertest.MustAPIError(t, c.APICall(http.MethodGet, q+"&format=pdf", manager.Token, ""), http.StatusUnprocessableEntity, "invalid")
+	servertest.MustAPIError(t, c.APICall(http.MethodGet, "/api/v1/reports/monthly?month=2026-13", manager.Token, ""), http.StatusUnprocessableEntity, "invalid")
+	servertest.MustAPIError(t, c.APICall(http.MethodGet, q, member.Token, ""), http.StatusForbidden, "forbidden")
 
-	x := c.apiCall(http.MethodGet, q+"&format=xlsx&lang=en", manager.Token, "")
+	x := c.APICall(http.MethodGet, q+"&format=xlsx&lang=en", manager.Token, "")
 	if x.StatusCode != http.StatusOK {
 		t.Fatalf("xlsx: %d %s", x.StatusCode, x)
 	}
@@ -265,15 +266,15 @@ func TestMonthlyReportPageAndItsScope(t *testing.T) {
 	t.Parallel()
 	f := newLedgerFixture(t)
 	q := 2.5
-	if _, err := f.e.st.RecordOutput(ledgerActor(f.e.users[store.RoleMember]), f.e.cfg.TZ, f.booking, store.OutputInput{Quantity: &q, Unit: "epochs", Note: "第一轮"}); err != nil {
+	if _, err := f.e.St.RecordOutput(ledgerActor(f.e.Users[store.RoleMember]), f.e.Cfg.TZ, f.booking, store.OutputInput{Quantity: &q, Unit: "epochs", Note: "第一轮"}); err != nil {
 		t.Fatal(err)
 	}
-	manager := f.e.client()
-	manager.mustLogin(f.e.users[store.RoleManager].Username, f.e.users[store.RoleManager].Password)
-	if r := manager.get("/reports"); r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/reports/monthly" {
+	manager := f.e.Client()
+	manager.MustLogin(f.e.Users[store.RoleManager].Username, f.e.Users[store.RoleManager].Password)
+	if r := manager.Get("/reports"); r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/reports/monthly" {
 		t.Errorf("/reports for a manager: %d → %q", r.StatusCode, r.Header.Get("Location"))
 	}
-	page := manager.get("/reports/monthly")
+	page := manager.Get("/reports/monthly")
 	doc := page.Doc(t)
 	if page.StatusCode != http.StatusOK || doc.Find(`[data-testid=report-empty]`).Length() != 0 {
 		t.Fatalf("this month's report: %d, empty %d", page.StatusCode, doc.Find(`[data-testid=report-empty]`).Length())
@@ -290,32 +291,32 @@ func TestMonthlyReportPageAndItsScope(t *testing.T) {
 	if href, _ := doc.Find(`[data-testid=export-csv]`).Attr("href"); !strings.Contains(href, "format=csv") {
 		t.Errorf("csv link %q", href)
 	}
-	empty := manager.get("/reports/monthly?month=2020-01").Doc(t)
+	empty := manager.Get("/reports/monthly?month=2020-01").Doc(t)
 	if empty.Find(`[data-testid=report-empty]`).Length() != 1 {
 		t.Error("an empty month does not say so")
 	}
-	bad := manager.get("/reports/monthly?month=soon").Doc(t)
+	bad := manager.Get("/reports/monthly?month=soon").Doc(t)
 	if !strings.Contains(bad.Find(`[data-testid=flash]`).Text(), "YYYY-MM") {
 		t.Errorf("a bad month is not reported: %q", bad.Find(`[data-testid=flash]`).Text())
 	}
-	year := manager.get("/reports/yearly")
+	year := manager.Get("/reports/yearly")
 	if year.StatusCode != http.StatusOK || year.Doc(t).Find(`[data-testid=report-baseline-row]`).Length() != 1 {
 		t.Errorf("yearly: %d, %d baseline rows", year.StatusCode, year.Doc(t).Find(`[data-testid=report-baseline-row]`).Length())
 	}
 
 	// Another manager sees nothing of this team; members are told where to look.
-	other, err := f.e.st.CreateUser(context.Background(), store.UserCreate{Username: "t-boss2", Password: "password-boss2", Role: store.RoleManager})
+	other, err := f.e.St.CreateUser(context.Background(), store.UserCreate{Username: "t-boss2", Password: "password-boss2", Role: store.RoleManager})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2 := f.e.client()
-	c2.mustLogin(other.Username, "password-boss2")
-	if d := c2.get("/reports/monthly").Doc(t); d.Find(`[data-testid=report-empty]`).Length() != 1 || d.Find(`[data-testid=report-entry]`).Length() != 0 {
+	c2 := f.e.Client()
+	c2.MustLogin(other.Username, "password-boss2")
+	if d := c2.Get("/reports/monthly").Doc(t); d.Find(`[data-testid=report-empty]`).Length() != 1 || d.Find(`[data-testid=report-entry]`).Length() != 0 {
 		t.Error("a manager of no team sees another team's month")
 	}
-	member := f.e.client()
-	member.mustLogin(f.e.users[store.RoleMember].Username, f.e.users[store.RoleMember].Password)
-	if d := member.get("/reports").Doc(t); d.Find(`[data-testid=reports-managers-only]`).Length() != 1 {
+	member := f.e.Client()
+	member.MustLogin(f.e.Users[store.RoleMember].Username, f.e.Users[store.RoleMember].Password)
+	if d := member.Get("/reports").Doc(t); d.Find(`[data-testid=reports-managers-only]`).Length() != 1 {
 		t.Error("a member at /reports is not told that reports are for managers")
 	}
 }

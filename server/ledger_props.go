@@ -5,18 +5,17 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"cardhour/schedule"
+	"cardhour/server/request"
 	"cardhour/store"
 	"cardhour/web"
 )
 
-// hoursOfSeconds is card-seconds as card-hours.
-func hoursOfSeconds(s int64) float64 { return float64(s) / 3600 }
-
 // totalsRow is a ledger sum as the pages show it.
 func totalsRow(t store.LedgerTotals) web.LedgerTotalsRow {
 	util, ok := t.Utilisation()
-	return web.LedgerTotalsRow{Rounds: t.Rounds, BookedHours: hoursOfSeconds(t.BookedCardSeconds), UsedHours: hoursOfSeconds(t.BusyCardSeconds),
-		HeldIdleHours: hoursOfSeconds(t.HeldIdleCardSeconds), SampledHours: hoursOfSeconds(t.SampledCardSeconds), Util: util, Measured: ok,
+	return web.LedgerTotalsRow{Rounds: t.Rounds, BookedHours: schedule.CardHours(t.BookedCardSeconds), UsedHours: schedule.CardHours(t.BusyCardSeconds),
+		HeldIdleHours: schedule.CardHours(t.HeldIdleCardSeconds), SampledHours: schedule.CardHours(t.SampledCardSeconds), Util: util, Measured: ok,
 		CostFen: t.CostFen}
 }
 
@@ -35,7 +34,7 @@ func roundRow(r store.LedgerRoundView, canRecord bool) web.LedgerRoundRow {
 func unitRows(us []store.UnitTotal) []web.LedgerUnitRow {
 	out := make([]web.LedgerUnitRow, 0, len(us))
 	for _, u := range us {
-		out = append(out, web.LedgerUnitRow{Unit: u.Unit, Quantity: u.Quantity, Rounds: u.Rounds, BookedHours: hoursOfSeconds(u.BookedCardSeconds),
+		out = append(out, web.LedgerUnitRow{Unit: u.Unit, Quantity: u.Quantity, Rounds: u.Rounds, BookedHours: schedule.CardHours(u.BookedCardSeconds),
 			CostFen: u.CostFen, PerThousand: u.PerThousandYuan})
 	}
 	return out
@@ -52,7 +51,7 @@ type recorder struct {
 }
 
 func (s *Server) recorderFor(c echo.Context) (recorder, error) {
-	u := mustUser(c)
+	u := request.User(c)
 	r := recorder{user: u, managed: map[int64]bool{}}
 	ids, err := s.store.ManagedTeamIDs(c.Request().Context(), u)
 	for _, id := range ids {

@@ -10,15 +10,11 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"cardhour/errs"
+	"cardhour/server/request"
 	"cardhour/web"
 )
 
-const (
-	langCookie = "cardhour_lang"
-	ctxLang    = "cardhour.lang"
-	csrfCookie = "cardhour_csrf"
-	ctxCSRF    = "csrf"
-)
+const csrfCookie = "cardhour_csrf"
 
 func (s *Server) middleware() {
 	e := s.echo
@@ -33,23 +29,33 @@ func (s *Server) middleware() {
 		ReferrerPolicy:        "same-origin",
 		ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self' ws: wss:; frame-ancestors 'none'",
 	}))
+	e.Use(middleware.GzipWithConfig(middleware.GzipConfig{
+		// Only bodies worth it; a websocket is never wrapped (the upgrade
+		// needs the raw connection), nor are pushes that answer a few bytes.
+		MinLength: 1024,
+		Skipper: func(c echo.Context) bool {
+			p := c.Request().URL.Path
+			return p == "/ws/board" || p == "/metrics" // promhttp compresses on its own
+		},
+	}))
 	e.Use(s.language)
+	e.Use(s.users)
 	e.Use(middleware.CSRFWithConfig(middleware.CSRFConfig{
 		// API clients authenticate with a bearer token that a browser never
 		// attaches on its own, so they cannot be forged cross-site.
 		Skipper: func(c echo.Context) bool {
-			_, bearer := bearerToken(c.Request())
+			_, bearer := request.BearerToken(c.Request())
 			if bearer || strings.HasPrefix(c.Path(), "/assets/") {
 				return true
 			}
 			// An API call without a session cookie carries no ambient
 			// credential to forge; let it through to the login check, which
 			// answers 401 rather than a confusing CSRF 403.
-			_, err := c.Cookie(sessionCookie)
+			_, err := c.Cookie(request.SessionCookie)
 			return err != nil && strings.HasPrefix(c.Request().URL.Path, "/api/")
 		},
 		TokenLookup:    "header:X-CSRF-Token,form:_csrf",
-		ContextKey:     ctxCSRF,
+		ContextKey:     request.CSRFContextKey,
 		CookieName:     csrfCookie,
 		CookiePath:     "/",
 		CookieHTTPOnly: true,
@@ -66,22 +72,24 @@ func (s *Server) middleware() {
 func (s *Server) language(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		lang := s.cfg.Lang
-		if ck, err := c.Cookie(langCookie); err == nil {
+		if ck, err := c.Cookie(request.LangCookie); err == nil {
 			lang = web.NormalizeLang(ck.Value, lang)
 		}
 		if q := c.QueryParam("lang"); q != "" {
 			lang = web.NormalizeLang(q, lang)
 		}
-		c.Set(ctxLang, lang)
+		request.SetLang(c, lang)
 		return next(c)
 	}
 }
 
-func langOf(c echo.Context) string {
-	if l, ok := c.Get(ctxLang).(string); ok {
-		return l
+// users lets every handler ask who is calling (request.CurrentUser); the
+// question costs nothing until it is asked.
+func (s *Server) users(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		request.SetResolver(c, s.resolveUser)
+		return next(c)
 	}
-	return web.LangZH
 }
 
 // recoverPanics turns a panic into an internal error, logged with its stack
@@ -127,10 +135,21 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		attrs := []any{"method", c.Request().Method, "path", path, "route", route,
 			"status", status, "ms", d.Milliseconds(), "ip", c.RealIP(),
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID)}
-		if u := mustUser(c); u != nil {
+		if u := request.User(c); u != nil {
 			attrs = append(attrs, "user", u.Username)
 		}
 		s.log.Info("request", attrs...)
 		return nil
 	}
+}
+
+// bodyLimit is the largest request body the portal reads: 12 MiB, or more
+// when task files may be larger, so an upload at the file limit still
+// reaches the handler, which answers over-size files with their own 413.
+func (s *Server) bodyLimit() string {
+	limit := int64(12 << 20)
+	if need := s.cfg.MaxFileBytes + 2<<20; need > limit {
+		limit = need
+	}
+	return strconv.FormatInt(limit>>20, 10) + "M"
 }

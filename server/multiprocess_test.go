@@ -18,6 +18,7 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 
+	"cardhour/server/servertest"
 	"cardhour/store/storetest"
 )
 
@@ -160,7 +161,7 @@ type mpProcess struct {
 	name string
 	url  string
 	cmd  *exec.Cmd
-	log  *lockedBuffer
+	log  *servertest.LockedBuffer
 	done chan error
 	once sync.Once
 }
@@ -171,7 +172,7 @@ func startProcess(t *testing.T, bin, name string, vars map[string]string) *mpPro
 	t.Helper()
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = mpEnv(t, vars)
-	p := &mpProcess{name: name, cmd: cmd, log: &lockedBuffer{}, done: make(chan error, 1)}
+	p := &mpProcess{name: name, cmd: cmd, log: &servertest.LockedBuffer{}, done: make(chan error, 1)}
 	cmd.Stderr = p.log
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -198,16 +199,16 @@ func startProcess(t *testing.T, bin, name string, vars map[string]string) *mpPro
 	t.Cleanup(func() {
 		p.stop(t)
 		if t.Failed() {
-			t.Logf("process %s log (last 4 KiB):\n%s", name, p.log.tail(4096))
+			t.Logf("process %s log (last 4 KiB):\n%s", name, p.log.Tail(4096))
 		}
 	})
 	select {
 	case p.url = <-addr:
 	case err := <-p.done:
 		p.done <- err
-		t.Fatalf("process %s exited at start: %v\n%s", name, err, p.log.tail(4096))
+		t.Fatalf("process %s exited at start: %v\n%s", name, err, p.log.Tail(4096))
 	case <-time.After(90 * time.Second):
-		t.Fatalf("process %s printed no address in 90 s:\n%s", name, p.log.tail(4096))
+		t.Fatalf("process %s printed no address in 90 s:\n%s", name, p.log.Tail(4096))
 	}
 	// Waits for readiness, it does not time it.
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
@@ -219,7 +220,7 @@ func startProcess(t *testing.T, bin, name string, vars map[string]string) *mpPro
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("process %s not ready after 60 s: %v\n%s", name, err, p.log.tail(4096))
+			t.Fatalf("process %s not ready after 60 s: %v\n%s", name, err, p.log.Tail(4096))
 		}
 	}
 }

@@ -12,10 +12,10 @@ import (
 func TestNotFoundPageKeepsTheLoggedInHeader(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	c := e.client()
-	member := e.users[store.RoleMember]
-	c.mustLogin(member.Username, member.Password)
-	r := c.get("/no/such/page")
+	c := e.Client()
+	member := e.Users[store.RoleMember]
+	c.MustLogin(member.Username, member.Password)
+	r := c.Get("/no/such/page")
 	if r.StatusCode != http.StatusNotFound {
 		t.Fatalf("status %d, want 404", r.StatusCode)
 	}
@@ -23,7 +23,7 @@ func TestNotFoundPageKeepsTheLoggedInHeader(t *testing.T) {
 	if doc.Find(`[data-testid=error-page]`).Length() != 1 || doc.Find(`[data-testid=nav-booking]`).Length() != 1 {
 		t.Errorf("the 404 page for a logged-in member lacks the error or the navigation:\n%s", r)
 	}
-	anon := e.client().get("/no/such/page")
+	anon := e.Client().Get("/no/such/page")
 	if anon.Doc(t).Find(`[data-testid=nav-booking]`).Length() != 0 {
 		t.Errorf("an anonymous 404 shows the navigation")
 	}

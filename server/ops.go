@@ -10,8 +10,27 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"cardhour/assets"
+	"cardhour/server/route"
 	"cardhour/store"
 )
+
+// opsRoutes are the kernel's own routes: health, metrics, static files and
+// the API's description.
+func (s *Server) opsRoutes() []route.Route {
+	return []route.Route{
+		route.New(route.GET, "/healthz", route.Public, s.healthz),
+		route.New(route.GET, "/readyz", route.Public, s.readyz),
+		route.New(route.GET, "/metrics", route.Public, echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))),
+		// The catalog decides the caching: a year for content-hashed URLs
+		// (what the pages link to), revalidation for anything else.
+		route.New(route.GET, "/assets/*", route.Public, echo.WrapHandler(assets.Default().Handler())),
+		route.New(route.GET, "/favicon.ico", route.Public, favicon),
+		// Documentation of the API itself: public, like a README.
+		route.Op(route.GET, "/api/v1/openapi.json", route.Public, s.apiOpenAPI, route.API{Tag: "meta", Summary: "This document",
+			Status: http.StatusOK, Result: route.Raw("the OpenAPI 3 document", "application/json")}),
+	}
+}
 
 // metrics holds this server's collectors in its own registry; no
 // package-level state, so tests can run several servers side by side.
@@ -61,6 +80,14 @@ func (s *Server) readyz(c echo.Context) error {
 	return c.JSON(status, out)
 }
 
-func (s *Server) metricsHandler() echo.HandlerFunc {
-	return echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
+// favicon points old browsers at the current favicon. The target changes
+// with each release, so the redirect is not permanent.
+func favicon(c echo.Context) error {
+	return c.Redirect(http.StatusFound, assets.URL("favicon.svg"))
+}
+
+// apiOpenAPI serves the document built from the route table at start.
+func (s *Server) apiOpenAPI(c echo.Context) error {
+	c.Response().Header().Set("Cache-Control", "public, max-age=300")
+	return c.JSONBlob(http.StatusOK, s.openapi)
 }

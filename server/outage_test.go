@@ -14,6 +14,7 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 
+	"cardhour/server/servertest"
 	"cardhour/web"
 )
 
@@ -35,28 +36,28 @@ func TestPortalSurvivesMariaDBOutage(t *testing.T) {
 	db := startPrivateMariaDB(t, ctl)
 	dsn := db.createDatabase(t, "cardhour_outage")
 
-	e := newEnv(t, envOptions{vars: map[string]string{"CARDHOUR_DB": "mysql://" + dsn}, demo: true})
-	if e.st.Dialect() != "mysql" {
-		t.Fatalf("portal runs on %s, want mysql", e.st.Dialect())
+	e := newEnv(t, envOptions{Vars: map[string]string{"CARDHOUR_DB": "mysql://" + dsn}, Demo: true})
+	if e.St.Dialect() != "mysql" {
+		t.Fatalf("portal runs on %s, want mysql", e.St.Dialect())
 	}
-	c := e.client()
-	c.mustLogin("admin", adminPassword)
-	token := e.users["admin"].Token
+	c := e.Client()
+	c.MustLogin("admin", adminPassword)
+	token := e.Users["admin"].Token
 	apiPath := "/api/v1/card-types"
-	if hasRoute(e.srv, http.MethodGet, "/api/v1/cards") {
+	if hasRoute(e.Srv, http.MethodGet, "/api/v1/cards") {
 		apiPath = "/api/v1/cards"
 	}
-	if r := c.get("/"); r.StatusCode != http.StatusOK {
+	if r := c.Get("/"); r.StatusCode != http.StatusOK {
 		t.Fatalf("GET / before the outage: %d", r.StatusCode)
 	}
-	if r := c.apiCall(http.MethodGet, apiPath, token, ""); r.StatusCode != http.StatusOK {
+	if r := c.APICall(http.MethodGet, apiPath, token, ""); r.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s before the outage: %d", apiPath, r.StatusCode)
 	}
 
 	db.ctl(t, "stop")
 
 	for _, lang := range []string{web.LangZH, web.LangEN} {
-		r := c.get("/?lang=" + lang)
+		r := c.Get("/?lang=" + lang)
 		if r.StatusCode != http.StatusServiceUnavailable {
 			t.Fatalf("GET / (%s) with MariaDB stopped: status %d, want 503:\n%.600s", lang, r.StatusCode, r)
 		}
@@ -71,14 +72,14 @@ func TestPortalSurvivesMariaDBOutage(t *testing.T) {
 			t.Errorf("503 without Retry-After")
 		}
 	}
-	mustAPIError(t, c.apiCall(http.MethodGet, apiPath, token, ""), http.StatusServiceUnavailable, "unavailable")
-	if r := c.get("/readyz"); r.StatusCode != http.StatusServiceUnavailable {
+	servertest.MustAPIError(t, c.APICall(http.MethodGet, apiPath, token, ""), http.StatusServiceUnavailable, "unavailable")
+	if r := c.Get("/readyz"); r.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("/readyz with MariaDB stopped: %d, want 503", r.StatusCode)
 	}
-	if r := c.get("/healthz"); r.StatusCode != http.StatusOK {
+	if r := c.Get("/healthz"); r.StatusCode != http.StatusOK {
 		t.Errorf("/healthz with MariaDB stopped: %d, want 200 (the process is fine)", r.StatusCode)
 	}
-	if c.cookie("cardhour_session") == "" {
+	if c.Cookie("cardhour_session") == "" {
 		t.Fatalf("the outage logged the user out (session cookie cleared)")
 	}
 
@@ -89,7 +90,7 @@ func TestPortalSurvivesMariaDBOutage(t *testing.T) {
 	var last response
 	recovered := false
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		last = c.get("/")
+		last = c.Get("/")
 		if last.StatusCode == http.StatusOK {
 			recovered = true
 			break
@@ -101,10 +102,10 @@ func TestPortalSurvivesMariaDBOutage(t *testing.T) {
 	if last.Doc(t).Find(`[data-testid=nav-admin]`).Length() != 1 {
 		t.Errorf("after recovery the same session should still be the admin")
 	}
-	if r := c.apiCall(http.MethodGet, apiPath, token, ""); r.StatusCode != http.StatusOK {
+	if r := c.APICall(http.MethodGet, apiPath, token, ""); r.StatusCode != http.StatusOK {
 		t.Errorf("GET %s after recovery: %d", apiPath, r.StatusCode)
 	}
-	if r := c.get("/readyz"); r.StatusCode != http.StatusOK {
+	if r := c.Get("/readyz"); r.StatusCode != http.StatusOK {
 		t.Errorf("/readyz after recovery: %d: %s", r.StatusCode, r)
 	}
 }

@@ -40,7 +40,7 @@ type plnWorld struct {
 
 func plnSetup(t *testing.T, e *env) *plnWorld {
 	t.Helper()
-	w := &plnWorld{ctx: store.WithActor(context.Background(), store.Actor{UserID: e.users[store.RoleAdmin].ID, Username: "admin"})}
+	w := &plnWorld{ctx: store.WithActor(context.Background(), store.Actor{UserID: e.Users[store.RoleAdmin].ID, Username: "admin"})}
 	must := func(err error, what string) {
 		t.Helper()
 		if err != nil {
@@ -48,38 +48,38 @@ func plnSetup(t *testing.T, e *env) *plnWorld {
 		}
 	}
 	var err error
-	w.h800, err = e.st.CreateCardType(w.ctx, store.CardTypeInput{Name: "NVIDIA H800 80GB", VRAMGiB: 80, TFLOPSBF16: 989, PriceFen: 2200})
+	w.h800, err = e.St.CreateCardType(w.ctx, store.CardTypeInput{Name: "NVIDIA H800 80GB", VRAMGiB: 80, TFLOPSBF16: 989, PriceFen: 2200})
 	must(err, "CreateCardType H800")
-	w.a800, err = e.st.CreateCardType(w.ctx, store.CardTypeInput{Name: "NVIDIA A800 80GB", VRAMGiB: 80, TFLOPSBF16: 312, PriceFen: 1200})
+	w.a800, err = e.St.CreateCardType(w.ctx, store.CardTypeInput{Name: "NVIDIA A800 80GB", VRAMGiB: 80, TFLOPSBF16: 312, PriceFen: 1200})
 	must(err, "CreateCardType A800")
-	host, err := e.st.CreateHost(w.ctx, store.HostInput{Name: "gpu-bj-01", Zone: "华北2-可用区A"})
+	host, err := e.St.CreateHost(w.ctx, store.HostInput{Name: "gpu-bj-01", Zone: "华北2-可用区A"})
 	must(err, "CreateHost")
 	for i := 0; i < 4; i++ {
-		_, err := e.st.CreateCard(w.ctx, store.CardInput{UUID: fmt.Sprintf("GPU-pln-%04d-aaaa-bbbb", i), GPUIndex: i, HostID: host.ID, CardTypeID: w.h800.ID})
+		_, err := e.St.CreateCard(w.ctx, store.CardInput{UUID: fmt.Sprintf("GPU-pln-%04d-aaaa-bbbb", i), GPUIndex: i, HostID: host.ID, CardTypeID: w.h800.ID})
 		must(err, "CreateCard")
 	}
-	w.core, err = e.st.CreateTeam(w.ctx, store.TeamInput{Name: "大模型组"})
+	w.core, err = e.St.CreateTeam(w.ctx, store.TeamInput{Name: "大模型组"})
 	must(err, "CreateTeam core")
-	w.plain, err = e.st.CreateTeam(w.ctx, store.TeamInput{Name: "视觉组"})
+	w.plain, err = e.St.CreateTeam(w.ctx, store.TeamInput{Name: "视觉组"})
 	must(err, "CreateTeam plain")
 	for role, teamRole := range map[string]string{store.RoleManager: store.TeamRoleManager, store.RoleMember: store.TeamRoleMember, store.RoleViewer: store.TeamRoleViewer} {
-		_, err := e.st.SetMembership(w.ctx, w.core.ID, e.users[role].ID, teamRole)
+		_, err := e.St.SetMembership(w.ctx, w.core.ID, e.Users[role].ID, teamRole)
 		must(err, "SetMembership "+role)
 	}
-	w.coreTask, err = e.st.CreateTask(w.ctx, store.TaskInput{TeamID: w.core.ID, Name: "预训练-7B", Priority: "core", EstimateCardHours: 400,
+	w.coreTask, err = e.St.CreateTask(w.ctx, store.TaskInput{TeamID: w.core.ID, Name: "预训练-7B", Priority: "core", EstimateCardHours: 400,
 		DataReadiness: "ready", VRAMGiB: 60, Precision: "bf16", CardTypeIDs: []int64{w.h800.ID}})
 	must(err, "CreateTask core")
-	w.plainTask, err = e.st.CreateTask(w.ctx, store.TaskInput{TeamID: w.plain.ID, Name: "检测微调", Priority: "normal", EstimateCardHours: 40,
+	w.plainTask, err = e.St.CreateTask(w.ctx, store.TaskInput{TeamID: w.plain.ID, Name: "检测微调", Priority: "normal", EstimateCardHours: 40,
 		DataReadiness: "ready"})
 	must(err, "CreateTask plain")
 	// Both quotas expire in ten days: inside the core team's 15-day lead,
 	// outside the other team's 7 days.
-	now := e.st.Now()
+	now := e.St.Now()
 	w.quotaExpires = now.Add(10 * 24 * time.Hour).Truncate(time.Minute)
-	w.coreQuota, err = e.st.CreateQuota(w.ctx, store.QuotaInput{TeamID: w.core.ID, CardTypeID: w.h800.ID, CardHours: 500, MaxCards: 4,
+	w.coreQuota, err = e.St.CreateQuota(w.ctx, store.QuotaInput{TeamID: w.core.ID, CardTypeID: w.h800.ID, CardHours: 500, MaxCards: 4,
 		ValidFrom: now.Add(-20 * 24 * time.Hour), ExpiresAt: w.quotaExpires})
 	must(err, "CreateQuota core")
-	w.plainQuota, err = e.st.CreateQuota(w.ctx, store.QuotaInput{TeamID: w.plain.ID, CardTypeID: w.h800.ID, CardHours: 50,
+	w.plainQuota, err = e.St.CreateQuota(w.ctx, store.QuotaInput{TeamID: w.plain.ID, CardTypeID: w.h800.ID, CardHours: 50,
 		ValidFrom: now.Add(-20 * 24 * time.Hour), ExpiresAt: w.quotaExpires})
 	must(err, "CreateQuota plain")
 	return w
@@ -87,19 +87,19 @@ func plnSetup(t *testing.T, e *env) *plnWorld {
 
 // plnLogin is a browser signed in as the test user of role.
 func (e *env) plnLogin(role string) *client {
-	e.t.Helper()
-	c := e.client()
-	c.mustLogin(e.users[role].Username, e.users[role].Password)
+	e.T.Helper()
+	c := e.Client()
+	c.MustLogin(e.Users[role].Username, e.Users[role].Password)
 	return c
 }
 
 // plnLocal formats t as a datetime-local value in the portal's zone.
-func (e *env) plnLocal(t time.Time) string { return t.In(e.cfg.TZ).Format("2006-01-02T15:04") }
+func (e *env) plnLocal(t time.Time) string { return t.In(e.Cfg.TZ).Format("2006-01-02T15:04") }
 
 // plnTomorrowAt is hour:00 tomorrow in the portal's zone.
 func (e *env) plnTomorrowAt(hour int) time.Time {
-	n := e.st.Now().In(e.cfg.TZ)
-	return time.Date(n.Year(), n.Month(), n.Day()+1, hour, 0, 0, 0, e.cfg.TZ)
+	n := e.St.Now().In(e.Cfg.TZ)
+	return time.Date(n.Year(), n.Month(), n.Day()+1, hour, 0, 0, 0, e.Cfg.TZ)
 }
 
 func plnStatus(t *testing.T, r response, want int, what string) {
@@ -111,7 +111,7 @@ func plnStatus(t *testing.T, r response, want int, what string) {
 
 func (e *env) plnQuotaCount(t *testing.T) int {
 	t.Helper()
-	qs, err := e.st.FindQuotas(context.Background(), store.QuotaFilter{})
+	qs, err := e.St.FindQuotas(context.Background(), store.QuotaFilter{})
 	if err != nil {
 		t.Fatalf("FindQuotas: %v", err)
 	}
@@ -123,7 +123,7 @@ func TestQuotaFormManagerGrantsAndSeesIt(t *testing.T) {
 	w := plnSetup(t, e)
 	c := e.plnLogin(store.RoleManager)
 
-	page := c.get("/quotas")
+	page := c.Get("/quotas")
 	plnStatus(t, page, http.StatusOK, "GET /quotas as manager")
 	doc := page.Doc(t)
 	var teams []string
@@ -136,8 +136,8 @@ func TestQuotaFormManagerGrantsAndSeesIt(t *testing.T) {
 		t.Errorf("team choices %q, want only the managed team %q", teams, w.core.Name)
 	}
 
-	from := e.st.Now().Add(time.Hour)
-	res := c.postForm("/quotas/new", url.Values{
+	from := e.St.Now().Add(time.Hour)
+	res := c.PostForm("/quotas/new", url.Values{
 		"team": {strconv.FormatInt(w.core.ID, 10)}, "card_type": {strconv.FormatInt(w.a800.ID, 10)},
 		"card_hours": {"120"}, "max_cards": {"2"}, "valid_from": {e.plnLocal(from)}, "expires_at": {e.plnLocal(from.Add(30 * 24 * time.Hour))},
 		"note": {"Q3 预训练"},
@@ -146,12 +146,12 @@ func TestQuotaFormManagerGrantsAndSeesIt(t *testing.T) {
 	if loc := res.Header.Get("Location"); loc != "/quotas" {
 		t.Errorf("redirect to %q, want /quotas", loc)
 	}
-	list := c.get("/quotas")
+	list := c.Get("/quotas")
 	doc = list.Doc(t)
 	if flash := doc.Find(`[data-testid=flash]`).Text(); !strings.Contains(flash, w.a800.Name) {
 		t.Errorf("flash %q does not name the quota", flash)
 	}
-	qs, err := e.st.FindQuotas(context.Background(), store.QuotaFilter{TeamIDs: []int64{w.core.ID}, CardTypeID: w.a800.ID})
+	qs, err := e.St.FindQuotas(context.Background(), store.QuotaFilter{TeamIDs: []int64{w.core.ID}, CardTypeID: w.a800.ID})
 	if err != nil || len(qs) != 1 {
 		t.Fatalf("stored quotas: %v, %v; want one", qs, err)
 	}
@@ -171,15 +171,15 @@ func TestQuotaFormManagerGrantsAndSeesIt(t *testing.T) {
 	}
 
 	// The edit page adjusts it; team and card type stay.
-	edit := c.get(fmt.Sprintf("/quotas/%d", q.ID))
+	edit := c.Get(fmt.Sprintf("/quotas/%d", q.ID))
 	plnStatus(t, edit, http.StatusOK, "GET /quotas/:id")
 	if v, _ := edit.Doc(t).Find(`[data-testid=quota-form] input[name=card_hours]`).Attr("value"); v != "120" {
 		t.Errorf("edit form card_hours %q, want 120", v)
 	}
-	res = c.postForm(fmt.Sprintf("/quotas/%d", q.ID), url.Values{"card_hours": {"150"}, "max_cards": {"0"},
+	res = c.PostForm(fmt.Sprintf("/quotas/%d", q.ID), url.Values{"card_hours": {"150"}, "max_cards": {"0"},
 		"valid_from": {e.plnLocal(q.ValidFrom)}, "expires_at": {e.plnLocal(q.ExpiresAt)}}, true)
 	plnStatus(t, res, http.StatusSeeOther, "POST /quotas/:id")
-	got, err := e.st.FindQuotaByID(context.Background(), q.ID)
+	got, err := e.St.FindQuotaByID(context.Background(), q.ID)
 	if err != nil || got.GrantedHours != 150 || got.MaxCards != 0 {
 		t.Errorf("after edit: %+v, %v; want 150 card-hours and no cap", got, err)
 	}
@@ -189,13 +189,13 @@ func TestQuotaFormRefusesMembersAndOtherTeams(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	w := plnSetup(t, e)
 	before := e.plnQuotaCount(t)
-	from := e.st.Now().Add(time.Hour)
+	from := e.St.Now().Add(time.Hour)
 	form := url.Values{"team": {strconv.FormatInt(w.plain.ID, 10)}, "card_type": {strconv.FormatInt(w.a800.ID, 10)},
 		"card_hours": {"10"}, "valid_from": {e.plnLocal(from)}, "expires_at": {e.plnLocal(from.Add(24 * time.Hour))}}
 
 	// A member sees the quotas read-only and is refused at the route.
 	m := e.plnLogin(store.RoleMember)
-	page := m.get("/quotas")
+	page := m.Get("/quotas")
 	plnStatus(t, page, http.StatusOK, "GET /quotas as member")
 	doc := page.Doc(t)
 	if doc.Find(`[data-testid=quota-form]`).Length() != 0 || doc.Find(`[data-testid=quota-edit]`).Length() != 0 {
@@ -204,19 +204,19 @@ func TestQuotaFormRefusesMembersAndOtherTeams(t *testing.T) {
 	if n := doc.Find(`[data-testid=quota-row]`).Length(); n != 1 {
 		t.Errorf("member sees %d quotas, want 1 (their team's only)", n)
 	}
-	plnStatus(t, m.get("/quotas/new"), http.StatusForbidden, "GET /quotas/new as member")
-	plnStatus(t, m.postForm("/quotas/new", form, true), http.StatusForbidden, "POST /quotas/new as member")
+	plnStatus(t, m.Get("/quotas/new"), http.StatusForbidden, "GET /quotas/new as member")
+	plnStatus(t, m.PostForm("/quotas/new", form, true), http.StatusForbidden, "POST /quotas/new as member")
 
 	// A manager of another team is refused by the store, with its message.
 	mg := e.plnLogin(store.RoleManager)
-	res := mg.postForm("/quotas/new", form, true)
+	res := mg.PostForm("/quotas/new", form, true)
 	plnStatus(t, res, http.StatusForbidden, "POST /quotas/new for a team the manager does not manage")
 	want := web.T(web.LangZH, "quota.not_your_team")
 	if msg := res.Doc(t).Find(`[data-testid=form-error]`).Text(); msg != want {
 		t.Errorf("form error %q, want %q", msg, want)
 	}
 	// Nor may they open another team's quota.
-	plnStatus(t, mg.get(fmt.Sprintf("/quotas/%d", w.plainQuota.ID)), http.StatusNotFound, "GET another team's quota")
+	plnStatus(t, mg.Get(fmt.Sprintf("/quotas/%d", w.plainQuota.ID)), http.StatusNotFound, "GET another team's quota")
 	if after := e.plnQuotaCount(t); after != before {
 		t.Errorf("quotas %d → %d: a refused form wrote", before, after)
 	}
@@ -227,7 +227,7 @@ func TestQuotaFormBadInputIsShownInline(t *testing.T) {
 	w := plnSetup(t, e)
 	c := e.plnLogin(store.RoleManager)
 	before := e.plnQuotaCount(t)
-	from := e.st.Now().Add(time.Hour)
+	from := e.St.Now().Add(time.Hour)
 	base := func() url.Values {
 		return url.Values{"team": {strconv.FormatInt(w.core.ID, 10)}, "card_type": {strconv.FormatInt(w.a800.ID, 10)},
 			"card_hours": {"10"}, "max_cards": {"1"}, "valid_from": {e.plnLocal(from)}, "expires_at": {e.plnLocal(from.Add(24 * time.Hour))}}
@@ -250,7 +250,7 @@ func TestQuotaFormBadInputIsShownInline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := base()
 			tc.change(v)
-			res := c.postForm("/quotas/new", v, true)
+			res := c.PostForm("/quotas/new", v, true)
 			plnStatus(t, res, tc.status, "POST /quotas/new")
 			doc := res.Doc(t)
 			if got, want := doc.Find(`[data-testid=error-`+tc.field+`]`).Text(), web.T(web.LangZH, tc.key); got != want {
@@ -274,7 +274,7 @@ func TestQuotaReminderFollowsTheCoreLead(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	w := plnSetup(t, e)
 	c := e.admLogin()
-	doc := c.get("/quotas").Doc(t)
+	doc := c.Get("/quotas").Doc(t)
 	row := func(id int64) *goquery.Selection {
 		return doc.Find(fmt.Sprintf(`[data-testid=quota-row][data-id="%d"]`, id))
 	}
@@ -298,7 +298,7 @@ func TestQuotaReminderFollowsTheCoreLead(t *testing.T) {
 	}
 
 	// The renewal form starts where the old quota ends.
-	form := c.get(renew).Doc(t).Find(`[data-testid=quota-form]`)
+	form := c.Get(renew).Doc(t).Find(`[data-testid=quota-form]`)
 	if got := form.Find(`[name=valid_from]`).AttrOr("value", ""); got != e.plnLocal(w.quotaExpires) {
 		t.Errorf("renewal starts %q, want the old expiry %q", got, e.plnLocal(w.quotaExpires))
 	}
@@ -314,9 +314,9 @@ func TestQuotaReminderFollowsTheCoreLead(t *testing.T) {
 			v.Set(name, s.AttrOr("value", ""))
 		}
 	})
-	plnStatus(t, c.postForm("/quotas/new", v, true), http.StatusSeeOther, "POST the renewal")
+	plnStatus(t, c.PostForm("/quotas/new", v, true), http.StatusSeeOther, "POST the renewal")
 	// Renewed, the old quota reminds no one any more.
-	doc = c.get("/quotas").Doc(t)
+	doc = c.Get("/quotas").Doc(t)
 	if n := doc.Find(`[data-testid=quota-reminder]`).Length(); n != 0 {
 		t.Errorf("%d reminders after renewal, want 0", n)
 	}
@@ -331,17 +331,17 @@ func TestTemplateFromTaskIsUsedInOneStep(t *testing.T) {
 	c := e.plnLogin(store.RoleMember)
 
 	// "存为模板" on the task opens the form filled from it.
-	doc := c.get(fmt.Sprintf("/templates/new?task=%d", w.coreTask.ID)).Doc(t)
+	doc := c.Get(fmt.Sprintf("/templates/new?task=%d", w.coreTask.ID)).Doc(t)
 	if got := doc.Find(`[data-testid=template-form] [name=task_id] option[selected]`).AttrOr("value", ""); got != strconv.FormatInt(w.coreTask.ID, 10) {
 		t.Errorf("task preselected %q, want %d", got, w.coreTask.ID)
 	}
 	if got := doc.Find(`[data-testid=template-form] [name=card_type] option[selected]`).AttrOr("value", ""); got != strconv.FormatInt(w.h800.ID, 10) {
 		t.Errorf("card type preselected %q, want the task's preferred %d", got, w.h800.ID)
 	}
-	res := c.postForm("/templates", url.Values{"task_id": {strconv.FormatInt(w.coreTask.ID, 10)}, "name": {"预训练两卡三小时"},
+	res := c.PostForm("/templates", url.Values{"task_id": {strconv.FormatInt(w.coreTask.ID, 10)}, "name": {"预训练两卡三小时"},
 		"card_type": {strconv.FormatInt(w.h800.ID, 10)}, "count": {"2"}, "duration_hours": {"3"}}, true)
 	plnStatus(t, res, http.StatusSeeOther, "POST /templates")
-	tpls, err := e.st.FindTemplates(context.Background(), nil)
+	tpls, err := e.St.FindTemplates(context.Background(), nil)
 	if err != nil || len(tpls) != 1 {
 		t.Fatalf("templates: %v, %v; want one", tpls, err)
 	}
@@ -352,38 +352,38 @@ func TestTemplateFromTaskIsUsedInOneStep(t *testing.T) {
 	if tpl.Priority != "core" || tpl.CardCount != 2 || tpl.DurationSeconds != 3*3600 || tpl.EstimateCardSeconds != 400*3600 {
 		t.Errorf("template %+v: want the core baseline, 2 cards, 3 hours", tpl)
 	}
-	list := c.get("/templates").Doc(t)
+	list := c.Get("/templates").Doc(t)
 	if got := list.Find(`[data-testid=template-row] [data-testid=template-shape]`).Text(); got != w.h800.Name+" × 2" {
 		t.Errorf("list shape %q", got)
 	}
 
 	// A start that cannot be booked is refused before anything is written:
 	// no task is left behind without its booking.
-	tasksBefore, err := e.st.FindTasks(context.Background(), store.TaskFilter{})
+	tasksBefore, err := e.St.FindTasks(context.Background(), store.TaskFilter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res = c.postForm(fmt.Sprintf("/templates/%d/use", tpl.ID), url.Values{"name": {"预训练-第二轮"},
-		"start": {e.plnLocal(e.st.Now().Add(-2 * time.Hour))}}, true)
+	res = c.PostForm(fmt.Sprintf("/templates/%d/use", tpl.ID), url.Values{"name": {"预训练-第二轮"},
+		"start": {e.plnLocal(e.St.Now().Add(-2 * time.Hour))}}, true)
 	plnStatus(t, res, http.StatusUnprocessableEntity, "use with a past start")
 	doc = res.Doc(t)
 	if got, want := doc.Find(`[data-testid=error-start]`).Text(), web.T(web.LangZH, "booking.start_past"); got != want {
 		t.Errorf("start message %q, want %q", got, want)
 	}
-	if tasksAfter, _ := e.st.FindTasks(context.Background(), store.TaskFilter{}); len(tasksAfter) != len(tasksBefore) {
+	if tasksAfter, _ := e.St.FindTasks(context.Background(), store.TaskFilter{}); len(tasksAfter) != len(tasksBefore) {
 		t.Errorf("a refused start left %d new tasks", len(tasksAfter)-len(tasksBefore))
 	}
 
 	// A good start: a new task and its booking, one step.
 	start := e.plnTomorrowAt(10)
-	res = c.postForm(fmt.Sprintf("/templates/%d/use", tpl.ID), url.Values{"name": {"预训练-第三轮"}, "start": {e.plnLocal(start)}}, true)
+	res = c.PostForm(fmt.Sprintf("/templates/%d/use", tpl.ID), url.Values{"name": {"预训练-第三轮"}, "start": {e.plnLocal(start)}}, true)
 	plnStatus(t, res, http.StatusSeeOther, "use the template")
 	m := regexp.MustCompile(`^/bookings/(\d+)$`).FindStringSubmatch(res.Header.Get("Location"))
 	if m == nil {
 		t.Fatalf("redirect to %q, want /bookings/:id", res.Header.Get("Location"))
 	}
 	id, _ := strconv.ParseInt(m[1], 10, 64)
-	b, err := e.st.FindBookingByID(context.Background(), id)
+	b, err := e.St.FindBookingByID(context.Background(), id)
 	if err != nil {
 		t.Fatalf("FindBookingByID: %v", err)
 	}
@@ -391,7 +391,7 @@ func TestTemplateFromTaskIsUsedInOneStep(t *testing.T) {
 		b.State != store.BookingConfirmed || len(b.Cards) != 2 {
 		t.Errorf("booking %+v: want the new task, 2 cards for 3 hours from %v, confirmed with cards", b, start)
 	}
-	task, err := e.st.FindTaskByID(context.Background(), b.TaskID)
+	task, err := e.St.FindTaskByID(context.Background(), b.TaskID)
 	if err != nil || task.Priority != "core" || task.TeamID != w.core.ID || task.EstimateCardSeconds != 400*3600 {
 		t.Errorf("new task %+v, %v: want the template's baseline in the core team", task, err)
 	}
@@ -401,12 +401,12 @@ func TestAvailabilityShowsFreeCardsOfABookedHour(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	w := plnSetup(t, e)
 	start := e.plnTomorrowAt(10)
-	if _, err := e.st.CreateBooking(w.ctx, store.BookingRequest{TaskID: w.coreTask.ID, CardTypeID: w.h800.ID, Count: 3,
+	if _, err := e.St.CreateBooking(w.ctx, store.BookingRequest{TaskID: w.coreTask.ID, CardTypeID: w.h800.ID, Count: 3,
 		Start: start, End: start.Add(2 * time.Hour)}); err != nil {
 		t.Fatalf("CreateBooking: %v", err)
 	}
 	c := e.plnLogin(store.RoleViewer)
-	res := c.get(fmt.Sprintf("/availability?card_type=%d", w.h800.ID))
+	res := c.Get(fmt.Sprintf("/availability?card_type=%d", w.h800.ID))
 	plnStatus(t, res, http.StatusOK, "GET /availability")
 	doc := res.Doc(t)
 	grids := doc.Find(`[data-testid=avail-grid]`)
@@ -433,7 +433,7 @@ func TestAvailabilityShowsFreeCardsOfABookedHour(t *testing.T) {
 		t.Errorf("shades: booked hour %q, free hour %q; want pl-h1 and pl-h5", cell(10).AttrOr("class", ""), cell(9).AttrOr("class", ""))
 	}
 	// Unfiltered, both card types show; the one without cards has none free.
-	all := c.get("/availability").Doc(t)
+	all := c.Get("/availability").Doc(t)
 	if n := all.Find(`[data-testid=avail-grid]`).Length(); n != 2 {
 		t.Errorf("%d grids unfiltered, want 2", n)
 	}
@@ -442,29 +442,29 @@ func TestAvailabilityShowsFreeCardsOfABookedHour(t *testing.T) {
 func TestCalendarFeedServesBookings(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	w := plnSetup(t, e)
-	ctx := store.WithActor(context.Background(), store.Actor{UserID: e.users[store.RoleMember].ID, Username: e.users[store.RoleMember].Username})
+	ctx := store.WithActor(context.Background(), store.Actor{UserID: e.Users[store.RoleMember].ID, Username: e.Users[store.RoleMember].Username})
 	// A name with every character TEXT must escape, long enough to fold
 	// inside multi-byte characters.
-	odd, err := e.st.CreateTask(ctx, store.TaskInput{TeamID: w.core.ID, Name: `评测,基线;回归\对比 ` + strings.Repeat("长任务名", 8), Priority: "normal",
+	odd, err := e.St.CreateTask(ctx, store.TaskInput{TeamID: w.core.ID, Name: `评测,基线;回归\对比 ` + strings.Repeat("长任务名", 8), Priority: "normal",
 		EstimateCardHours: 10, DataReadiness: "ready"})
 	if err != nil {
 		t.Fatalf("CreateTask: %v", err)
 	}
 	start := e.plnTomorrowAt(9)
-	mine, err := e.st.CreateBooking(ctx, store.BookingRequest{TaskID: odd.ID, CardTypeID: w.h800.ID, Count: 2, Start: start, End: start.Add(90 * time.Minute)})
+	mine, err := e.St.CreateBooking(ctx, store.BookingRequest{TaskID: odd.ID, CardTypeID: w.h800.ID, Count: 2, Start: start, End: start.Add(90 * time.Minute)})
 	if err != nil {
 		t.Fatalf("CreateBooking: %v", err)
 	}
-	theirs, err := e.st.CreateBooking(w.ctx, store.BookingRequest{TaskID: w.coreTask.ID, CardTypeID: w.h800.ID, Count: 1, Start: start, End: start.Add(time.Hour)})
+	theirs, err := e.St.CreateBooking(w.ctx, store.BookingRequest{TaskID: w.coreTask.ID, CardTypeID: w.h800.ID, Count: 1, Start: start, End: start.Add(time.Hour)})
 	if err != nil {
 		t.Fatalf("CreateBooking (admin): %v", err)
 	}
 
 	c := e.plnLogin(store.RoleMember)
-	plnStatus(t, c.get("/calendar"), http.StatusOK, "GET /calendar")
+	plnStatus(t, c.Get("/calendar"), http.StatusOK, "GET /calendar")
 	issue := func(team int64) string {
 		t.Helper()
-		res := c.postForm("/calendar/feeds", url.Values{"team": {strconv.FormatInt(team, 10)}}, true)
+		res := c.PostForm("/calendar/feeds", url.Values{"team": {strconv.FormatInt(team, 10)}}, true)
 		plnStatus(t, res, http.StatusOK, "POST /calendar/feeds")
 		u, err := url.Parse(strings.TrimSpace(res.Doc(t).Find(`[data-testid=feed-url]`).Text()))
 		if err != nil || !strings.HasPrefix(u.Path, "/ical/chc_") {
@@ -474,8 +474,8 @@ func TestCalendarFeedServesBookings(t *testing.T) {
 	}
 	feed := issue(0)
 
-	anon := e.client()
-	res := anon.get(feed)
+	anon := e.Client()
+	res := anon.Get(feed)
 	plnStatus(t, res, http.StatusOK, "GET the feed without a login")
 	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/calendar") {
 		t.Errorf("Content-Type %q", ct)
@@ -506,7 +506,7 @@ func TestCalendarFeedServesBookings(t *testing.T) {
 		return false
 	}
 	for _, want := range []string{
-		"VERSION:2.0", "METHOD:PUBLISH", "X-WR-CALNAME:卡时 · 我的预约 · " + e.users[store.RoleMember].Username,
+		"VERSION:2.0", "METHOD:PUBLISH", "X-WR-CALNAME:卡时 · 我的预约 · " + e.Users[store.RoleMember].Username,
 		fmt.Sprintf("UID:booking-%d@cardhour", mine.Booking.ID),
 		"DTSTART:" + start.UTC().Format("20060102T150405Z"),
 		"DTEND:" + start.Add(90*time.Minute).UTC().Format("20060102T150405Z"),
@@ -531,7 +531,7 @@ func TestCalendarFeedServesBookings(t *testing.T) {
 	}
 
 	// The team feed carries every booking of the team.
-	teamFeed := anon.get(issue(w.core.ID)).String()
+	teamFeed := anon.Get(issue(w.core.ID)).String()
 	for _, id := range []int64{mine.Booking.ID, theirs.Booking.ID} {
 		if !strings.Contains(teamFeed, fmt.Sprintf("UID:booking-%d@cardhour", id)) {
 			t.Errorf("team feed lacks booking %d", id)
@@ -539,65 +539,65 @@ func TestCalendarFeedServesBookings(t *testing.T) {
 	}
 
 	// A cancelled booking stays, marked cancelled.
-	if _, err := e.st.CancelBooking(ctx, mine.Booking.ID); err != nil {
+	if _, err := e.St.CancelBooking(ctx, mine.Booking.ID); err != nil {
 		t.Fatalf("CancelBooking: %v", err)
 	}
-	if body := anon.get(feed).String(); !strings.Contains(body, "STATUS:CANCELLED") {
+	if body := anon.Get(feed).String(); !strings.Contains(body, "STATUS:CANCELLED") {
 		t.Error("a cancelled booking is not marked CANCELLED")
 	}
 
 	// Issuing again replaces the secret; unknown secrets are not found.
 	fresh := issue(0)
-	plnStatus(t, anon.get(feed), http.StatusNotFound, "GET the replaced feed")
-	plnStatus(t, anon.get(fresh), http.StatusOK, "GET the new feed")
-	plnStatus(t, anon.get("/ical/chc_not-a-secret"), http.StatusNotFound, "GET an unknown feed")
+	plnStatus(t, anon.Get(feed), http.StatusNotFound, "GET the replaced feed")
+	plnStatus(t, anon.Get(fresh), http.StatusOK, "GET the new feed")
+	plnStatus(t, anon.Get("/ical/chc_not-a-secret"), http.StatusNotFound, "GET an unknown feed")
 }
 
 // BenchmarkAvailabilityPage renders /availability for 20 card types × 14
 // days with some bookings, through the whole handler stack.
 func BenchmarkAvailabilityPage(b *testing.B) {
 	e := newEnv(b, envOptions{})
-	ctx := store.WithActor(context.Background(), store.Actor{UserID: e.users[store.RoleAdmin].ID, Username: "admin"})
-	team, err := e.st.CreateTeam(ctx, store.TeamInput{Name: "bench"})
+	ctx := store.WithActor(context.Background(), store.Actor{UserID: e.Users[store.RoleAdmin].ID, Username: "admin"})
+	team, err := e.St.CreateTeam(ctx, store.TeamInput{Name: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	now := e.st.Now()
+	now := e.St.Now()
 	for i := 0; i < 20; i++ {
-		ct, err := e.st.CreateCardType(ctx, store.CardTypeInput{Name: fmt.Sprintf("Card-%02d", i), VRAMGiB: 80, TFLOPSBF16: 300, PriceFen: 1000})
+		ct, err := e.St.CreateCardType(ctx, store.CardTypeInput{Name: fmt.Sprintf("Card-%02d", i), VRAMGiB: 80, TFLOPSBF16: 300, PriceFen: 1000})
 		if err != nil {
 			b.Fatal(err)
 		}
-		host, err := e.st.CreateHost(ctx, store.HostInput{Name: fmt.Sprintf("bench-%02d", i), Zone: "z"})
+		host, err := e.St.CreateHost(ctx, store.HostInput{Name: fmt.Sprintf("bench-%02d", i), Zone: "z"})
 		if err != nil {
 			b.Fatal(err)
 		}
 		for j := 0; j < 8; j++ {
-			if _, err := e.st.CreateCard(ctx, store.CardInput{UUID: fmt.Sprintf("GPU-bench-%02d-%02d", i, j), GPUIndex: j, HostID: host.ID, CardTypeID: ct.ID}); err != nil {
+			if _, err := e.St.CreateCard(ctx, store.CardInput{UUID: fmt.Sprintf("GPU-bench-%02d-%02d", i, j), GPUIndex: j, HostID: host.ID, CardTypeID: ct.ID}); err != nil {
 				b.Fatal(err)
 			}
 		}
-		if _, err := e.st.CreateQuota(ctx, store.QuotaInput{TeamID: team.ID, CardTypeID: ct.ID, CardHours: 1e6, ValidFrom: now.Add(-time.Hour), ExpiresAt: now.Add(20 * 24 * time.Hour)}); err != nil {
+		if _, err := e.St.CreateQuota(ctx, store.QuotaInput{TeamID: team.ID, CardTypeID: ct.ID, CardHours: 1e6, ValidFrom: now.Add(-time.Hour), ExpiresAt: now.Add(20 * 24 * time.Hour)}); err != nil {
 			b.Fatal(err)
 		}
-		task, err := e.st.CreateTask(ctx, store.TaskInput{TeamID: team.ID, Name: fmt.Sprintf("task-%02d", i), Priority: "core", EstimateCardHours: 1000, DataReadiness: "ready"})
+		task, err := e.St.CreateTask(ctx, store.TaskInput{TeamID: team.ID, Name: fmt.Sprintf("task-%02d", i), Priority: "core", EstimateCardHours: 1000, DataReadiness: "ready"})
 		if err != nil {
 			b.Fatal(err)
 		}
 		for k := 0; k < 10; k++ {
 			start := now.Add(time.Duration(k*30+i%5) * time.Hour)
-			if _, err := e.st.CreateBooking(ctx, store.BookingRequest{TaskID: task.ID, CardTypeID: ct.ID, Count: 1 + k%8, Start: start, End: start.Add(time.Duration(2+k%6) * time.Hour)}); err != nil {
+			if _, err := e.St.CreateBooking(ctx, store.BookingRequest{TaskID: task.ID, CardTypeID: ct.ID, Count: 1 + k%8, Start: start, End: start.Add(time.Duration(2+k%6) * time.Hour)}); err != nil {
 				b.Fatal(err)
 			}
 		}
 	}
-	session := e.session(store.RoleAdmin)
+	session := e.Session(store.RoleAdmin)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		req := httptest.NewRequest(http.MethodGet, "/availability", nil)
 		req.AddCookie(&http.Cookie{Name: "cardhour_session", Value: session})
 		rec := httptest.NewRecorder()
-		e.srv.Handler().ServeHTTP(rec, req)
+		e.Srv.Handler().ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
 			b.Fatalf("status %d", rec.Code)
 		}

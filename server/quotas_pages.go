@@ -11,6 +11,9 @@ import (
 
 	"cardhour/errs"
 	"cardhour/schedule"
+	"cardhour/server/request"
+	"cardhour/server/response"
+	"cardhour/server/scope"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -28,7 +31,7 @@ const (
 // are reported next to their inputs, the rest is the store's to judge.
 func (s *Server) quotaFromForm(f web.Form) (store.QuotaInput, error) {
 	v := errs.NewValidation("server.quotaFromForm")
-	in := store.QuotaInput{TeamID: planFormID(f.Value("team")), CardTypeID: planFormID(f.Value("card_type")), Note: f.Value("note")}
+	in := store.QuotaInput{TeamID: request.ID(f.Value("team")), CardTypeID: request.ID(f.Value("card_type")), Note: f.Value("note")}
 	if raw := strings.TrimSpace(f.Value("card_hours")); raw == "" {
 		v.Add("card_hours", "field.required")
 	} else if h, err := strconv.ParseFloat(raw, 64); err != nil || math.IsNaN(h) || math.IsInf(h, 0) {
@@ -44,7 +47,7 @@ func (s *Server) quotaFromForm(f web.Form) (store.QuotaInput, error) {
 		in.MaxCards = n
 	}
 	for field, dst := range map[string]*time.Time{"valid_from": &in.ValidFrom, "expires_at": &in.ExpiresAt} {
-		t, ok := s.planParseLocal(f.Value(field))
+		t, ok := request.ParseLocal(f.Value(field), s.cfg.TZ)
 		if !ok {
 			v.Add(field, "plan.bad_time")
 		}
@@ -59,8 +62,8 @@ func (s *Server) quotaForm(q store.QuotaView) web.Form {
 	f.Values["card_type"] = strconv.FormatInt(q.CardTypeID, 10)
 	f.Values["card_hours"] = strconv.FormatFloat(q.GrantedHours, 'f', -1, 64)
 	f.Values["max_cards"] = strconv.Itoa(q.MaxCards)
-	f.Values["valid_from"] = s.planLocalValue(q.ValidFrom)
-	f.Values["expires_at"] = s.planLocalValue(q.ExpiresAt)
+	f.Values["valid_from"] = request.LocalValue(q.ValidFrom, s.cfg.TZ)
+	f.Values["expires_at"] = request.LocalValue(q.ExpiresAt, s.cfg.TZ)
 	f.Values["note"] = q.Note
 	return f
 }
@@ -69,11 +72,11 @@ func (s *Server) quotaForm(q store.QuotaView) web.Form {
 // bad input and overlaps, a headline when the store says the team is not
 // the user's to manage.
 func quotaFormFailed(lang string, err error, f *web.Form) bool {
-	if formFailed(lang, err, f) {
+	if response.FormFailed(lang, err, f) {
 		return true
 	}
 	if errs.Is(err, errs.Forbidden) {
-		_, _, msg, _ := describe(err, lang)
+		_, _, msg, _ := response.Describe(err, lang)
 		f.Error = msg
 		return true
 	}
@@ -84,8 +87,8 @@ func quotaFormFailed(lang string, err error, f *web.Form) bool {
 func (s *Server) defaultQuotaForm() web.Form {
 	f := web.NewForm()
 	start := s.store.Now().In(s.cfg.TZ).Truncate(time.Hour).Add(time.Hour)
-	f.Values["valid_from"] = s.planLocalValue(start)
-	f.Values["expires_at"] = s.planLocalValue(start.AddDate(0, 0, 30))
+	f.Values["valid_from"] = request.LocalValue(start, s.cfg.TZ)
+	f.Values["expires_at"] = request.LocalValue(start.AddDate(0, 0, 30), s.cfg.TZ)
 	f.Values["max_cards"] = "0"
 	return f
 }
@@ -163,8 +166,8 @@ func (s *Server) quotasPage(c echo.Context) error {
 
 func (s *Server) renderQuotas(c echo.Context, status int, f web.Form) error {
 	ctx := c.Request().Context()
-	u := mustUser(c)
-	visible, err := s.planVisibleTeams(c, u)
+	u := request.User(c)
+	visible, err := scope.Teams(c, s.store)
 	if err != nil {
 		return err
 	}
@@ -198,14 +201,14 @@ func (s *Server) renderQuotas(c echo.Context, status int, f web.Form) error {
 		}
 		props.Rows = append(props.Rows, r)
 	}
-	return s.render(c, status, web.QuotasPage(s.page(c, "plan.quota.title", "booking"), props, f))
+	return response.Render(c, status, web.QuotasPage(s.pages.Page(c, "plan.quota.title", "booking"), props, f))
 }
 
 func (s *Server) newQuotaPage(c echo.Context) error {
-	u := mustUser(c)
+	u := request.User(c)
 	f := s.defaultQuotaForm()
 	renewOf := ""
-	if id := planFormID(c.QueryParam("renew")); id > 0 {
+	if id := request.ID(c.QueryParam("renew")); id > 0 {
 		_, managed, err := s.managedTeamOptions(c, u)
 		if err != nil {
 			return err
@@ -218,9 +221,9 @@ func (s *Server) newQuotaPage(c echo.Context) error {
 			if now := s.store.Now().Truncate(time.Minute); start.Before(now) {
 				start = now
 			}
-			f.Values["valid_from"] = s.planLocalValue(start)
-			f.Values["expires_at"] = s.planLocalValue(start.Add(old.ExpiresAt.Sub(old.ValidFrom)))
-			renewOf = old.TeamName + " · " + old.CardTypeName + " · " + web.T(langOf(c), "plan.quota.expires_on", s.planLocalDisplay(old.ExpiresAt))
+			f.Values["valid_from"] = request.LocalValue(start, s.cfg.TZ)
+			f.Values["expires_at"] = request.LocalValue(start.Add(old.ExpiresAt.Sub(old.ValidFrom)), s.cfg.TZ)
+			renewOf = old.TeamName + " · " + old.CardTypeName + " · " + web.T(request.Lang(c), "plan.quota.expires_on", s.planLocalDisplay(old.ExpiresAt))
 		}
 	}
 	return s.renderNewQuota(c, http.StatusOK, f, renewOf)
@@ -231,7 +234,7 @@ func (s *Server) planLocalDisplay(t time.Time) string {
 }
 
 func (s *Server) renderNewQuota(c echo.Context, status int, f web.Form, renewOf string) error {
-	teams, _, err := s.managedTeamOptions(c, mustUser(c))
+	teams, _, err := s.managedTeamOptions(c, request.User(c))
 	if err != nil {
 		return err
 	}
@@ -242,26 +245,26 @@ func (s *Server) renderNewQuota(c echo.Context, status int, f web.Form, renewOf 
 	if len(teams) == 1 && f.Value("team") == "" {
 		f.Values["team"] = teams[0].Value
 	}
-	return s.render(c, status, web.QuotaNewPage(s.page(c, "plan.quota.new", "booking"), teams, types, f, renewOf))
+	return response.Render(c, status, web.QuotaNewPage(s.pages.Page(c, "plan.quota.new", "booking"), teams, types, f, renewOf))
 }
 
 func (s *Server) createQuotaForm(c echo.Context) error {
-	f := formOf(c, quotaFields...)
+	f := request.Form(c, quotaFields...)
 	in, err := s.quotaFromForm(f)
 	if err == nil {
 		var q *store.Quota
 		if q, err = s.store.CreateQuota(c.Request().Context(), in); err == nil {
-			return s.redirectWithFlash(c, "/quotas", s.quotaFlash(c, "plan.quota.created", q))
+			return s.pages.RedirectWithFlash(c, "/quotas", s.quotaFlash(c, "plan.quota.created", q))
 		}
 	}
-	if !quotaFormFailed(langOf(c), err, &f) {
+	if !quotaFormFailed(request.Lang(c), err, &f) {
 		return err
 	}
 	return s.renderNewQuota(c, quotaStatus(err), f, "")
 }
 
 // quotaStatus is the status of a refused quota form.
-func quotaStatus(err error) int { return statusOf(errs.CodeOf(err)) }
+func quotaStatus(err error) int { return response.StatusOf(err) }
 
 // quotaFlash names the quota a change concerns.
 func (s *Server) quotaFlash(c echo.Context, key string, q *store.Quota) string {
@@ -269,7 +272,7 @@ func (s *Server) quotaFlash(c echo.Context, key string, q *store.Quota) string {
 	if v, err := s.store.FindQuotaByID(c.Request().Context(), q.ID); err == nil {
 		name = v.TeamName + " · " + v.CardTypeName
 	}
-	return web.T(langOf(c), key, name)
+	return web.T(request.Lang(c), key, name)
 }
 
 func (s *Server) editQuotaPage(c echo.Context) error {
@@ -283,7 +286,7 @@ func (s *Server) editQuotaPage(c echo.Context) error {
 // managedQuota loads the :id quota for its edit page. A quota of a team
 // the manager does not manage is not found, as on the list.
 func (s *Server) managedQuota(c echo.Context) (*store.QuotaView, error) {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +294,7 @@ func (s *Server) managedQuota(c echo.Context) (*store.QuotaView, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, managed, err := s.managedTeamOptions(c, mustUser(c))
+	_, managed, err := s.managedTeamOptions(c, request.User(c))
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +306,7 @@ func (s *Server) managedQuota(c echo.Context) (*store.QuotaView, error) {
 
 func (s *Server) renderEditQuota(c echo.Context, status int, q *store.QuotaView, f web.Form) error {
 	props := web.QuotaEditProps{ID: q.ID, Team: q.TeamName, CardType: q.CardTypeName, Used: q.UsedHours}
-	return s.render(c, status, web.QuotaEditPage(s.page(c, "plan.quota.title", "booking"), props, f))
+	return response.Render(c, status, web.QuotaEditPage(s.pages.Page(c, "plan.quota.title", "booking"), props, f))
 }
 
 func (s *Server) updateQuotaForm(c echo.Context) error {
@@ -311,7 +314,7 @@ func (s *Server) updateQuotaForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := formOf(c, quotaFields...)
+	f := request.Form(c, quotaFields...)
 	// Team and card type are the quota's own; the form does not carry them.
 	f.Values["team"] = strconv.FormatInt(q.TeamID, 10)
 	f.Values["card_type"] = strconv.FormatInt(q.CardTypeID, 10)
@@ -319,10 +322,10 @@ func (s *Server) updateQuotaForm(c echo.Context) error {
 	if err == nil {
 		var saved *store.Quota
 		if saved, err = s.store.UpdateQuota(c.Request().Context(), q.ID, in); err == nil {
-			return s.redirectWithFlash(c, "/quotas", s.quotaFlash(c, "plan.quota.updated", saved))
+			return s.pages.RedirectWithFlash(c, "/quotas", s.quotaFlash(c, "plan.quota.updated", saved))
 		}
 	}
-	if !quotaFormFailed(langOf(c), err, &f) {
+	if !quotaFormFailed(request.Lang(c), err, &f) {
 		return err
 	}
 	return s.renderEditQuota(c, quotaStatus(err), q, f)

@@ -9,6 +9,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/request"
+	"cardhour/server/response"
+	"cardhour/server/scope"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -16,7 +19,7 @@ import (
 // reportScope is whose figures the viewer's reports hold: every team for
 // admins, the teams they manage for managers.
 func (s *Server) reportScope(c echo.Context) (store.ReportScope, error) {
-	u := mustUser(c)
+	u := request.User(c)
 	if u.Role == store.RoleAdmin {
 		return store.ReportScope{}, nil
 	}
@@ -34,9 +37,9 @@ func pageTeam(c echo.Context, sc *store.ReportScope) (team, problem string) {
 	if raw == "" {
 		return "", ""
 	}
-	id := bkFormID(raw)
-	if id == 0 || !sees(sc.TeamIDs, id) {
-		return "", web.T(langOf(c), "team.not_found")
+	id := request.ID(raw)
+	if id == 0 || !scope.Sees(sc.TeamIDs, id) {
+		return "", web.T(request.Lang(c), "team.not_found")
 	}
 	sc.TeamID = id
 	return raw, ""
@@ -45,10 +48,10 @@ func pageTeam(c echo.Context, sc *store.ReportScope) (team, problem string) {
 // reportsIndex sends managers and admins to this month's report, and tells
 // everyone else that reports are for managers and where their own rounds are.
 func (s *Server) reportsIndex(c echo.Context) error {
-	if store.RoleRank(mustUser(c).Role) >= store.RoleRank(store.RoleManager) {
+	if store.RoleRank(request.User(c).Role) >= store.RoleRank(store.RoleManager) {
 		return c.Redirect(http.StatusSeeOther, "/reports/monthly")
 	}
-	return s.render(c, http.StatusOK, web.ReportsIndexPage(s.page(c, "nav.reports", "reports")))
+	return response.Render(c, http.StatusOK, web.ReportsIndexPage(s.pages.Page(c, "nav.reports", "reports")))
 }
 
 // pageScope is a report page's scope narrowed by ?team=, that team's name,
@@ -68,7 +71,7 @@ func (s *Server) pageScope(c echo.Context, problem string) (store.ReportScope, s
 // reportPage is a report page's frame: its title from titleKey and the
 // period, the problem as its message unless one is already there.
 func (s *Server) reportPage(c echo.Context, nameKey, problem, titleKey, period string) web.Page {
-	p := s.page(c, nameKey, "reports")
+	p := s.pages.Page(c, nameKey, "reports")
 	p.Title = web.T(p.Lang, titleKey, period)
 	if problem != "" && p.Flash == "" {
 		p.Flash = problem
@@ -95,7 +98,7 @@ func (s *Server) monthlyReportPage(c echo.Context) error {
 		return err
 	}
 	p := s.reportPage(c, "report.monthly", problem, "report.monthly_title", month)
-	return s.render(c, http.StatusOK, web.MonthlyReportPage(p, monthlyProps(p.Lang, rep, team, opts)))
+	return response.Render(c, http.StatusOK, web.MonthlyReportPage(p, monthlyProps(p.Lang, rep, team, opts)))
 }
 
 // reportYear reads ?year=, this year when absent; one that does not parse
@@ -108,7 +111,7 @@ func (s *Server) reportYear(c echo.Context) (year int, problem string) {
 	}
 	y, err := strconv.Atoi(raw)
 	if err != nil || y < 2000 || y > 9999 {
-		return this, web.T(langOf(c), "report.year_invalid")
+		return this, web.T(request.Lang(c), "report.year_invalid")
 	}
 	return y, ""
 }
@@ -129,7 +132,7 @@ func (s *Server) yearlyReportPage(c echo.Context) error {
 		return err
 	}
 	p := s.reportPage(c, "report.yearly", problem, "report.yearly_title", strconv.Itoa(year))
-	return s.render(c, http.StatusOK, web.YearlyReportPage(p, yearlyProps(p.Lang, rep, team, opts)))
+	return response.Render(c, http.StatusOK, web.YearlyReportPage(p, yearlyProps(p.Lang, rep, team, opts)))
 }
 
 // apiReportScope is the API's scope: ?team= by name or id must be one of
@@ -139,12 +142,12 @@ func (s *Server) apiReportScope(c echo.Context, v *errs.Validation) (store.Repor
 	if err != nil {
 		return sc, err
 	}
-	team, err := s.resolveTeam(c, queryRef(c, "team"), "team", v)
+	team, err := request.TeamID(c.Request().Context(), s.store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return sc, err
 	}
 	if team != 0 {
-		if !sees(sc.TeamIDs, team) {
+		if !scope.Sees(sc.TeamIDs, team) {
 			return sc, errs.E(errs.NotFound, "server.apiReportScope", "team.not_found")
 		}
 		sc.TeamID = team
@@ -192,7 +195,7 @@ func (s *Server) apiMonthlyReport(c echo.Context) error {
 	if format == "json" {
 		return c.JSON(http.StatusOK, rep)
 	}
-	return s.writeExport(c, format, section, "cardhour-monthly-"+month, monthlyTables(langOf(c), rep))
+	return s.writeExport(c, format, section, "cardhour-monthly-"+month, monthlyTables(request.Lang(c), rep))
 }
 
 // apiYearlyReport answers the yearly baseline as JSON, CSV or XLSX.
@@ -221,5 +224,5 @@ func (s *Server) apiYearlyReport(c echo.Context) error {
 	if format == "json" {
 		return c.JSON(http.StatusOK, rep)
 	}
-	return s.writeExport(c, format, section, "cardhour-yearly-"+strconv.Itoa(year), yearlyTables(langOf(c), rep))
+	return s.writeExport(c, format, section, "cardhour-yearly-"+strconv.Itoa(year), yearlyTables(request.Lang(c), rep))
 }

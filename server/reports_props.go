@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cardhour/money"
+	"cardhour/schedule"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -25,10 +26,10 @@ func usageLegend(lang string) []web.LegendItem {
 // (quiet spells shorter than the held-idle threshold, and time telemetry
 // did not see), for a stacked bar.
 func usageStack(lang, label string, t store.LedgerTotals) web.StackRow {
-	used, idle := hoursOfSeconds(t.BusyCardSeconds), hoursOfSeconds(t.HeldIdleCardSeconds)
-	rest := max(0, hoursOfSeconds(t.BookedCardSeconds)-used-idle)
+	used, idle := schedule.CardHours(t.BusyCardSeconds), schedule.CardHours(t.HeldIdleCardSeconds)
+	rest := max(0, schedule.CardHours(t.BookedCardSeconds)-used-idle)
 	return web.StackRow{Label: label, Values: []float64{used, idle, rest},
-		Total:    web.T(lang, "report.chart_total", web.LgHours(hoursOfSeconds(t.BookedCardSeconds))),
+		Total:    web.T(lang, "report.chart_total", web.LgHours(schedule.CardHours(t.BookedCardSeconds))),
 		Segments: []string{label + " · " + web.T(lang, "report.series_used") + " " + web.LgHours(used), label + " · " + web.T(lang, "report.series_held_idle") + " " + web.LgHours(idle), label + " · " + web.T(lang, "report.series_rest") + " " + web.LgHours(rest)}}
 }
 
@@ -77,7 +78,7 @@ func monthlyProps(lang string, rep *store.MonthlyReport, team string, teams []we
 	d.TeamChart = web.HStackChart(web.T(lang, "report.chart_teams"), stack, usageLegend(lang), hoursTick)
 	var trend []web.TrendPoint
 	for _, m := range rep.Trend {
-		b, u, i := hoursOfSeconds(m.BookedCardSeconds), hoursOfSeconds(m.BusyCardSeconds), hoursOfSeconds(m.HeldIdleCardSeconds)
+		b, u, i := schedule.CardHours(m.BookedCardSeconds), schedule.CardHours(m.BusyCardSeconds), schedule.CardHours(m.HeldIdleCardSeconds)
 		trend = append(trend, web.TrendPoint{Label: m.Month, Values: []float64{b, u, i}, Titles: []string{
 			m.Month + " · " + web.T(lang, "report.series_booked") + " " + web.LgHours(b),
 			m.Month + " · " + web.T(lang, "report.series_used") + " " + web.LgHours(u),
@@ -92,8 +93,8 @@ func monthlyProps(lang string, rep *store.MonthlyReport, team string, teams []we
 		d.Tasks = append(d.Tasks, web.ReportTaskRow{TaskID: t.TaskID, Task: t.Task, Team: t.Team, Kind: t.Kind, T: totalsRow(t.LedgerTotals), Outputs: unitRows(t.Outputs)})
 	}
 	for _, q := range rep.Quotas {
-		row := web.ReportQuotaRow{Team: q.Team, CardType: q.CardType, GrantedHours: hoursOfSeconds(q.GrantedCardSeconds),
-			UsedMonthHours: hoursOfSeconds(q.UsedInMonthCardSeconds), UsedToEndHours: hoursOfSeconds(q.UsedToMonthEndCardSeconds),
+		row := web.ReportQuotaRow{Team: q.Team, CardType: q.CardType, GrantedHours: schedule.CardHours(q.GrantedCardSeconds),
+			UsedMonthHours: schedule.CardHours(q.UsedInMonthCardSeconds), UsedToEndHours: schedule.CardHours(q.UsedToMonthEndCardSeconds),
 			ValidFrom: q.ValidFrom, Expires: q.ExpiresAt}
 		if q.GrantedCardSeconds > 0 {
 			row.UsedPct = int(float64(q.UsedToMonthEndCardSeconds)*100/float64(q.GrantedCardSeconds) + 0.5)
@@ -106,7 +107,7 @@ func monthlyProps(lang string, rep *store.MonthlyReport, team string, teams []we
 	}
 	outRow := func(o store.OutputLine) web.ReportOutputRow {
 		return web.ReportOutputRow{OutputID: o.OutputID, BookingID: o.BookingID, Task: o.Task, Team: o.Team, Quantity: o.Quantity, Unit: o.Unit,
-			Note: o.Note, RecordedBy: o.RecordedBy, CostFen: o.CostFen, BookedHours: hoursOfSeconds(o.BookedCardSeconds), PerThousand: o.PerThousandYuan}
+			Note: o.Note, RecordedBy: o.RecordedBy, CostFen: o.CostFen, BookedHours: schedule.CardHours(o.BookedCardSeconds), PerThousand: o.PerThousandYuan}
 	}
 	for _, o := range rep.Best {
 		d.Best = append(d.Best, outRow(o))
@@ -162,7 +163,7 @@ func yearlyProps(lang string, rep *store.YearlyBaseline, team string, teams []we
 		func(v float64) string { return "¥" + web.LgQty(v) })
 	for _, b := range rep.Baseline {
 		d.Baseline = append(d.Baseline, web.ReportBaselineRow{Kind: b.Kind, CardType: b.CardType, Unit: b.Unit, Tasks: b.Tasks, Rounds: b.Rounds,
-			Quantity: b.Quantity, BookedHours: hoursOfSeconds(b.BookedCardSeconds), UsedHours: hoursOfSeconds(b.BusyCardSeconds), CostFen: b.CostFen,
+			Quantity: b.Quantity, BookedHours: schedule.CardHours(b.BookedCardSeconds), UsedHours: schedule.CardHours(b.BusyCardSeconds), CostFen: b.CostFen,
 			HoursPerUnit: b.CardHoursPerUnit, UsedHoursPerUnit: b.UsedCardHoursPerUnit, YuanPerUnit: b.CostFenPerUnit})
 	}
 	return d

@@ -3,6 +3,7 @@ package server
 import (
 	"strings"
 
+	"cardhour/schedule"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -43,8 +44,8 @@ func totalsCols(T func(string, ...any) string) []exportCol {
 }
 
 func totalsCells(t store.LedgerTotals) []any {
-	return []any{t.Rounds, hoursOfSeconds(t.BookedCardSeconds), hoursOfSeconds(t.BusyCardSeconds), hoursOfSeconds(t.HeldIdleCardSeconds),
-		hoursOfSeconds(t.SampledCardSeconds), share(t), t.CostFen}
+	return []any{t.Rounds, schedule.CardHours(t.BookedCardSeconds), schedule.CardHours(t.BusyCardSeconds), schedule.CardHours(t.HeldIdleCardSeconds),
+		schedule.CardHours(t.SampledCardSeconds), share(t), t.CostFen}
 }
 
 func translator(lang string) func(string, ...any) string {
@@ -61,7 +62,7 @@ func monthlyTables(lang string, rep *store.MonthlyReport) []exportTable {
 			exportCol{T("report.prev_booked_h"), colHours}, exportCol{T("report.prev_cost_yuan"), colYuan},
 			exportCol{T("report.change_booked"), colShare}, exportCol{T("report.change_cost"), colShare})}
 	row := append(append([]any{rep.Month, rep.Zone}, totalsCells(rep.Totals)...),
-		hoursOfSeconds(rep.Previous.BookedCardSeconds), rep.Previous.CostFen,
+		schedule.CardHours(rep.Previous.BookedCardSeconds), rep.Previous.CostFen,
 		change(rep.Totals.BookedCardSeconds, rep.Previous.BookedCardSeconds), change(rep.Totals.CostFen, rep.Previous.CostFen))
 	summary.Rows = [][]any{row}
 
@@ -87,7 +88,7 @@ func monthlyTables(lang string, rep *store.MonthlyReport) []exportTable {
 		Cols: []exportCol{{T("ledger.unit"), colText}, {T("ledger.quantity"), colNum}, {T("report.entries_n"), colInt}, {T("ledger.rounds"), colInt},
 			{T("ledger.booked_h"), colHours}, {T("report.cost_yuan"), colYuan}, {T("ledger.per_1000"), colNum}}}
 	for _, u := range rep.Outputs {
-		units.Rows = append(units.Rows, []any{u.Unit, u.Quantity, u.Entries, u.Rounds, hoursOfSeconds(u.BookedCardSeconds), u.CostFen, u.PerThousandYuan})
+		units.Rows = append(units.Rows, []any{u.Unit, u.Quantity, u.Entries, u.Rounds, schedule.CardHours(u.BookedCardSeconds), u.CostFen, u.PerThousandYuan})
 	}
 
 	quotas := exportTable{Section: "quotas", Title: T("report.quotas"),
@@ -100,8 +101,8 @@ func monthlyTables(lang string, rep *store.MonthlyReport) []exportTable {
 			v := float64(q.UsedToMonthEndCardSeconds) / float64(q.GrantedCardSeconds)
 			used = &v
 		}
-		quotas.Rows = append(quotas.Rows, []any{q.Team, q.CardType, hoursOfSeconds(q.GrantedCardSeconds), hoursOfSeconds(q.UsedInMonthCardSeconds),
-			hoursOfSeconds(q.UsedToMonthEndCardSeconds), used, q.ValidFrom, q.ExpiresAt})
+		quotas.Rows = append(quotas.Rows, []any{q.Team, q.CardType, schedule.CardHours(q.GrantedCardSeconds), schedule.CardHours(q.UsedInMonthCardSeconds),
+			schedule.CardHours(q.UsedToMonthEndCardSeconds), used, q.ValidFrom, q.ExpiresAt})
 	}
 
 	idle := exportTable{Section: "idle", Title: T("report.idle_title"),
@@ -121,7 +122,7 @@ func monthlyTables(lang string, rep *store.MonthlyReport) []exportTable {
 			corrects = *o.CorrectsID
 		}
 		return []any{o.OutputID, o.BookingID, o.Task, o.Team, o.CardType, o.Quantity, o.Unit, o.Note, o.RecordedBy, o.RecordedAt, corrects,
-			hoursOfSeconds(o.BookedCardSeconds), o.CostFen, o.PerThousandYuan}
+			schedule.CardHours(o.BookedCardSeconds), o.CostFen, o.PerThousandYuan}
 	}
 	best := exportTable{Section: "best", Title: T("report.best_title"), Cols: outCols}
 	for _, o := range rep.Best {
@@ -167,7 +168,7 @@ func yearlyTables(lang string, rep *store.YearlyBaseline) []exportTable {
 			yuan = &v
 		}
 		baseline.Rows = append(baseline.Rows, []any{kindLabel(lang, b.Kind), b.CardType, b.Unit, b.Tasks, b.Rounds, b.Quantity,
-			hoursOfSeconds(b.BookedCardSeconds), hoursOfSeconds(b.BusyCardSeconds), b.CostFen, b.CardHoursPerUnit, b.UsedCardHoursPerUnit, yuan,
+			schedule.CardHours(b.BookedCardSeconds), schedule.CardHours(b.BusyCardSeconds), b.CostFen, b.CardHoursPerUnit, b.UsedCardHoursPerUnit, yuan,
 			b.PerThousandYuan})
 	}
 

@@ -1,12 +1,69 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"cardhour/server/route"
 )
 
-// registerRoutes is the one route table: every path, who may use it, and
-// its handler. The route × role test walks this list.
-func (s *Server) registerRoutes() {
+// table is the one route table: the kernel's own routes and every area's,
+// each with who may use it and, for the API, its description. The route ×
+// role test and the OpenAPI document both read it.
+func (s *Server) table() []route.Route {
+	var t []route.Route
+	t = append(t, s.opsRoutes()...)
+	t = append(t, s.legacyRoutes()...)
+	return t
+}
+
+// Routes returns the route table, for documentation and the route × role test.
+func (s *Server) Routes() []route.Route { return append([]route.Route(nil), s.routes...) }
+
+// register checks the table's rules and hands each route to echo behind
+// its access check. Every GET answers HEAD too (uptime checkers, curl -I):
+// net/http drops the body a HEAD handler writes.
+func (s *Server) register(routes []route.Route) error {
+	seen := map[string]bool{}
+	for _, r := range routes {
+		key := r.Method + " " + r.Path
+		switch {
+		case !r.Access.Set():
+			return fmt.Errorf("server: route %s declares no access", key)
+		case r.Gate.Set() && r.Access != route.Public:
+			return fmt.Errorf("server: route %s has a gate of its own but is not Public", key)
+		case strings.HasPrefix(r.Path, "/api/v1/") && r.API == nil:
+			return fmt.Errorf("server: API route %s has no description", key)
+		case !strings.HasPrefix(r.Path, "/api/v1/") && r.API != nil:
+			return fmt.Errorf("server: route %s is not under /api/v1 but has an API description", key)
+		case seen[key]:
+			return fmt.Errorf("server: route %s is registered twice", key)
+		case r.Handler == nil:
+			return fmt.Errorf("server: route %s has no handler", key)
+		}
+		seen[key] = true
+		s.echo.Add(r.Method, r.Path, r.Handler, require(r.Access))
+		if r.Method == http.MethodGet {
+			s.echo.Add(http.MethodHead, r.Path, r.Handler, require(r.Access))
+		}
+	}
+	return nil
+}
+
+// legacy registration, while the handlers move into their areas.
+func (s *Server) add(method, path string, access route.Access, h echo.HandlerFunc) {
+	s.routes = append(s.routes, route.New(method, path, access, h))
+}
+
+func (s *Server) op(method, path string, access route.Access, h echo.HandlerFunc, api route.API) {
+	s.routes = append(s.routes, route.Op(method, path, access, h, api))
+}
+
+func (s *Server) legacyRoutes() []route.Route {
+	s.routes = nil
 	const (
 		GET    = http.MethodGet
 		POST   = http.MethodPost
@@ -14,57 +71,37 @@ func (s *Server) registerRoutes() {
 		PATCH  = http.MethodPatch
 		DELETE = http.MethodDelete
 	)
-
-	// Operations and static files.
-	s.add(GET, "/healthz", Public, s.healthz)
-	s.add(GET, "/readyz", Public, s.readyz)
-	s.add(GET, "/metrics", Public, s.metricsHandler())
-	s.add(GET, "/assets/*", Public, s.assets())
-	s.add(GET, "/favicon.ico", Public, s.favicon)
-
 	// Sign-in, language, account.
-	s.add(GET, "/login", Public, s.loginPage)
-	s.add(POST, "/login", Public, s.login)
-	s.add(POST, "/logout", Viewer, s.logout)
-	s.add(GET, "/lang", Public, s.switchLang)
-	s.add(GET, "/account", Viewer, s.accountPage)
-	s.add(POST, "/account/password", Viewer, s.changePassword)
-	s.add(POST, "/account/tokens", Viewer, s.createOwnToken)
-	s.add(POST, "/account/tokens/:id/revoke", Viewer, s.revokeOwnToken)
-
-	// Main sections.
-	s.add(GET, "/", Viewer, s.home)
-
-	// Admin pages.
-	s.add(GET, "/admin", Admin, s.adminIndex)
-	s.add(GET, "/admin/card-types", Admin, s.cardTypesPage)
-	s.add(POST, "/admin/card-types", Admin, s.createCardTypeForm)
-	s.add(GET, "/admin/card-types/:id", Admin, s.editCardTypePage)
-	s.add(POST, "/admin/card-types/:id", Admin, s.updateCardTypeForm)
-	s.add(POST, "/admin/card-types/:id/delete", Admin, s.deleteCardTypeForm)
+	s.add(GET, "/login", route.Public, s.loginPage)
+	s.add(POST, "/login", route.Public, s.login)
+	s.add(POST, "/logout", route.Viewer, s.logout)
+	s.add(GET, "/lang", route.Public, s.switchLang)
+	s.add(GET, "/account", route.Viewer, s.accountPage)
+	s.add(POST, "/account/password", route.Viewer, s.changePassword)
+	s.add(POST, "/account/tokens", route.Viewer, s.createOwnToken)
+	s.add(POST, "/account/tokens/:id/revoke", route.Viewer, s.revokeOwnToken)
+	s.add(GET, "/", route.Viewer, s.home)
+	s.add(GET, "/admin", route.Admin, s.adminIndex)
+	s.add(GET, "/admin/card-types", route.Admin, s.cardTypesPage)
+	s.add(POST, "/admin/card-types", route.Admin, s.createCardTypeForm)
+	s.add(GET, "/admin/card-types/:id", route.Admin, s.editCardTypePage)
+	s.add(POST, "/admin/card-types/:id", route.Admin, s.updateCardTypeForm)
+	s.add(POST, "/admin/card-types/:id/delete", route.Admin, s.deleteCardTypeForm)
 	s.registerAdminPages()
-
-	// Booking: tasks, the estimator, bookings; planning: quotas, templates,
-	// availability, calendar feeds.
 	s.registerBookingPages()
 	s.registerPlanningPages()
-
-	// The ledger and reports: card-hours spent against output.
 	s.registerLedger()
-
-	// Versioned task files (plans, scripts, configs) in object storage.
 	s.registerFiles()
-
-	// Live occupancy: telemetry in, the wall board and its websocket out.
 	s.registerBoard()
-
-	// JSON API.
-	s.add(GET, "/api/v1/me", Viewer, s.apiMe)
-	s.add(GET, "/api/v1/card-types", Viewer, s.apiListCardTypes)
-	s.add(POST, "/api/v1/card-types", Admin, s.apiCreateCardType)
-	s.add(GET, "/api/v1/card-types/:id", Viewer, s.apiGetCardType)
-	s.add(PUT, "/api/v1/card-types/:id", Admin, s.apiUpdateCardType)
-	s.add(DELETE, "/api/v1/card-types/:id", Admin, s.apiDeleteCardType)
+	s.op(GET, "/api/v1/me", route.Viewer, s.apiMe, route.API{Tag: "meta", Summary: "The caller and their team memberships", Status: http.StatusOK, Result: route.JSON("Me", meJSON{})})
+	s.op(GET, "/api/v1/card-types", route.Viewer, s.apiListCardTypes, route.API{Tag: "inventory", Summary: "List card types, cheapest first", Status: http.StatusOK, Result: route.List("card_types", "CardType", cardTypeJSON{})})
+	s.op(POST, "/api/v1/card-types", route.Admin, s.apiCreateCardType, route.API{Tag: "inventory", Summary: "Add a card type", Body: route.JSON("CardTypeInput", cardTypeRequest{}, "name", "vram_gib"), Status: http.StatusCreated, Result: route.JSON("CardType", cardTypeJSON{}), Conflict: true})
+	s.op(GET, "/api/v1/card-types/:id", route.Viewer, s.apiGetCardType, route.API{Tag: "inventory", Summary: "One card type", Status: http.StatusOK, Result: route.JSON("CardType", cardTypeJSON{})})
+	s.op(PUT, "/api/v1/card-types/:id", route.Admin, s.apiUpdateCardType, route.API{Tag: "inventory", Summary: "Replace a card type", Body: route.JSON("CardTypeInput", cardTypeRequest{}, "name", "vram_gib"), Status: http.StatusOK, Result: route.JSON("CardType", cardTypeJSON{}), Conflict: true})
+	s.op(DELETE, "/api/v1/card-types/:id", route.Admin, s.apiDeleteCardType, route.API{Tag: "inventory", Summary: "Delete a card type no card or booking uses", Status: http.StatusNoContent, Conflict: true})
 	s.registerAdminAPI()
 	s.registerBookingAPI()
+	out := s.routes
+	s.routes = nil
+	return out
 }

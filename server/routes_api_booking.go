@@ -1,17 +1,9 @@
 package server
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"net/http"
-	"strconv"
-	"strings"
-	"time"
 
-	"github.com/labstack/echo/v4"
-
-	"cardhour/errs"
+	"cardhour/server/route"
 	"cardhour/store"
 )
 
@@ -23,255 +15,29 @@ func (s *Server) registerBookingAPI() {
 		POST = http.MethodPost
 		PUT  = http.MethodPut
 	)
+	pFrom := route.Param{Name: "from", Kind: "date-time", Desc: "start of the window (RFC 3339)"}
+	pTo := route.Param{Name: "to", Kind: "date-time", Desc: "end of the window (RFC 3339)"}
 
-	s.add(GET, "/api/v1/tasks", Viewer, s.apiListTasks)
-	s.add(POST, "/api/v1/tasks", Member, s.apiCreateTask)
-	s.add(GET, "/api/v1/tasks/:id", Viewer, s.apiGetTask)
-	s.add(PUT, "/api/v1/tasks/:id", Member, s.apiUpdateTask)
+	s.op(GET, "/api/v1/tasks", route.Viewer, s.apiListTasks, route.API{Tag: "tasks", Summary: "Tasks of the caller's teams (admins: all), core first", Status: http.StatusOK, Result: route.List("tasks", "Task", taskJSON{}), Query: []route.Param{{Name: "team", Kind: "string", Desc: "team name or id"}}})
+	s.op(POST, "/api/v1/tasks", route.Member, s.apiCreateTask, route.API{Tag: "tasks", Summary: "Write a task baseline", Body: route.JSON("TaskInput", taskRequest{}, "name", "priority", "estimate_card_hours", "data_readiness"), Status: http.StatusCreated, Result: route.JSON("Task", taskJSON{}), Conflict: true, Desc: "A task belongs to a team the caller books for (member or manager; admins any). Team, image and card types by name or id."})
+	s.op(GET, "/api/v1/tasks/:id", route.Viewer, s.apiGetTask, route.API{Tag: "tasks", Summary: "A task's baseline beside what was booked and used", Status: http.StatusOK, Result: route.JSON("TaskDetail", taskDetailJSON{})})
+	s.op(PUT, "/api/v1/tasks/:id", route.Member, s.apiUpdateTask, route.API{Tag: "tasks", Summary: "Replace a task's baseline (the team cannot change)", Body: route.JSON("TaskInput", taskRequest{}, "name", "priority", "estimate_card_hours", "data_readiness"), Status: http.StatusOK, Result: route.JSON("Task", taskJSON{}), Conflict: true})
 
-	s.add(GET, "/api/v1/bookings", Viewer, s.apiListBookings)
-	s.add(POST, "/api/v1/bookings", Member, s.apiCreateBooking)
-	s.add(GET, "/api/v1/bookings/:id", Viewer, s.apiGetBooking)
-	s.add(POST, "/api/v1/bookings/:id/release", Member, s.apiReleaseBooking)
-	s.add(POST, "/api/v1/bookings/:id/cancel", Member, s.apiCancelBooking)
-	s.add(POST, "/api/v1/bookings/:id/extend", Member, s.apiExtendBooking)
-	s.add(POST, "/api/v1/bookings/:id/approve", Manager, s.apiApproveBooking)
+	s.op(GET, "/api/v1/bookings", route.Viewer, s.apiListBookings, route.API{Tag: "bookings", Summary: "Bookings of the caller's teams (admins: all), soonest first", Status: http.StatusOK, Result: route.List("bookings", "Booking", bookingJSON{}), Query: []route.Param{{Name: "mine", Kind: "boolean", Desc: "only the caller's own"}, {Name: "team", Kind: "string", Desc: "team name or id"}, {Name: "card_type", Kind: "string", Desc: "card type name or id"},
+		{Name: "task_id", Kind: "integer", Desc: "only this task"}, {Name: "state", Kind: "string", Desc: "comma-separated states"}, pFrom, pTo, {Name: "limit", Kind: "integer", Desc: "1–1000, default 500"}}})
+	s.op(POST, "/api/v1/bookings", route.Member, s.apiCreateBooking, route.API{Tag: "bookings", Summary: "Book cards of one type for a task", Body: route.JSON("BookingInput", bookingRequest{}, "task_id", "card_type", "count", "start", "end"), Status: http.StatusCreated, Result: route.JSON("Booking", bookingJSON{}), Conflict: true, Desc: "Cards are assigned at once (state confirmed, or active when the window has begun) inside one database transaction: no card is ever held by two overlapping bookings. " +
+		"409 conflict when the pool has too few free cards (the message says how many are free) or a quota refuses (the message says which limit and by how much); " +
+		"with queue=true the booking waits (state pending, wait_reason capacity) instead. 422 invalid with per-field messages for bad input; nothing is written then."})
+	s.op(GET, "/api/v1/bookings/:id", route.Viewer, s.apiGetBooking, route.API{Tag: "bookings", Summary: "One booking with its cards", Status: http.StatusOK, Result: route.JSON("Booking", bookingJSON{})})
+	s.op(POST, "/api/v1/bookings/:id/release", route.Member, s.apiReleaseBooking, route.API{Tag: "bookings", Summary: "Release early: the unused card-hours return", Status: http.StatusOK, Result: route.JSON("Release", releaseJSON{}), Conflict: true})
+	s.op(POST, "/api/v1/bookings/:id/cancel", route.Member, s.apiCancelBooking, route.API{Tag: "bookings", Summary: "Cancel a booking that has not started", Status: http.StatusOK, Result: route.JSON("Booking", bookingJSON{}), Conflict: true})
+	s.op(POST, "/api/v1/bookings/:id/extend", route.Member, s.apiExtendBooking, route.API{Tag: "bookings", Summary: "Move the end later when the cards and the quota allow", Body: route.JSON("ExtendInput", extendRequest{}, "end"), Status: http.StatusOK, Result: route.JSON("Booking", bookingJSON{}), Conflict: true})
+	s.op(POST, "/api/v1/bookings/:id/approve", route.Manager, s.apiApproveBooking, route.API{Tag: "bookings", Summary: "Approve a booking waiting for its team manager", Status: http.StatusOK, Result: route.JSON("Booking", bookingJSON{}), Conflict: true})
 
-	s.add(GET, "/api/v1/availability", Viewer, s.apiAvailability)
+	s.op(GET, "/api/v1/availability", route.Viewer, s.apiAvailability, route.API{Tag: "bookings", Summary: "Free cards per card type and hour", Status: http.StatusOK, Result: route.JSON("Availability", availabilityJSON{}), Query: []route.Param{{Name: "from", Kind: "date-time", Desc: "first hour (RFC 3339, default now)"}, {Name: "hours", Kind: "integer", Desc: "1–744, default 336 (14 days)"}, {Name: "card_type", Kind: "string", Desc: "card type name or id"}}})
 
-	s.add(GET, "/api/v1/quotas", Manager, s.apiListQuotas)
-	s.add(POST, "/api/v1/quotas", Manager, s.apiCreateQuota)
-	s.add(PUT, "/api/v1/quotas/:id", Manager, s.apiUpdateQuota)
+	s.op(GET, "/api/v1/quotas", route.Manager, s.apiListQuotas, route.API{Tag: "quotas", Summary: "Quotas of the teams the caller manages (admins: all) with their use", Status: http.StatusOK, Result: route.List("quotas", "Quota", store.QuotaView{}), Query: []route.Param{{Name: "team", Kind: "string", Desc: "team name or id"}, {Name: "card_type", Kind: "string", Desc: "card type name or id"}}})
+	s.op(POST, "/api/v1/quotas", route.Manager, s.apiCreateQuota, route.API{Tag: "quotas", Summary: "Grant a quota", Body: route.JSON("QuotaInput", quotaRequest{}, "team", "card_type", "card_hours", "valid_from", "expires_at"), Status: http.StatusCreated, Result: route.JSON("Quota", store.QuotaView{}), Conflict: true})
+	s.op(PUT, "/api/v1/quotas/:id", route.Manager, s.apiUpdateQuota, route.API{Tag: "quotas", Summary: "Renew or adjust a quota", Body: route.JSON("QuotaInput", quotaRequest{}, "team", "card_type", "card_hours", "valid_from", "expires_at"), Status: http.StatusOK, Result: route.JSON("Quota", store.QuotaView{}), Conflict: true})
 
-	// Documentation of the API itself: public, like a README.
-	s.add(GET, "/api/v1/openapi.json", Public, s.apiOpenAPI)
 }
-
-// ref names a record by name or by id: a JSON string or a JSON integer, so
-// a script can say "card_type":"H800" without looking the id up first.
-type ref struct {
-	set  bool
-	id   int64
-	name string
-}
-
-func (r *ref) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if string(b) == "null" {
-		return nil
-	}
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
-		}
-		r.set, r.name = true, strings.TrimSpace(s)
-		return nil
-	}
-	var n int64
-	if err := json.Unmarshal(b, &n); err != nil {
-		return errors.New("want a name (string) or an id (integer)")
-	}
-	r.set, r.id = true, n
-	return nil
-}
-
-// numeric reports the id a name spells when it is all digits ("12").
-func (r ref) numeric() (int64, bool) {
-	if r.name == "" {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(r.name, 10, 64)
-	return n, err == nil && n > 0
-}
-
-// resolveCardType turns a card type reference into its id; an unknown one is
-// a message on field. An id is passed on unchecked: the store checks it
-// inside its transaction.
-func (s *Server) resolveCardType(c echo.Context, r ref, field string, v *errs.Validation) (int64, error) {
-	if !r.set {
-		return 0, nil
-	}
-	if r.name == "" {
-		if r.id <= 0 {
-			v.Add(field, "cardtype.not_found")
-		}
-		return r.id, nil
-	}
-	t, err := s.store.FindCardTypeByName(c.Request().Context(), r.name)
-	switch {
-	case err == nil:
-		return t.ID, nil
-	case !errs.Is(err, errs.NotFound):
-		return 0, err
-	}
-	if id, ok := r.numeric(); ok {
-		return id, nil
-	}
-	v.Add(field, "cardtype.not_found")
-	return 0, nil
-}
-
-// resolveTeam turns a team reference into its id, by exact name first and
-// then ignoring case.
-func (s *Server) resolveTeam(c echo.Context, r ref, field string, v *errs.Validation) (int64, error) {
-	if !r.set {
-		return 0, nil
-	}
-	if r.name == "" {
-		if r.id <= 0 {
-			v.Add(field, "team.not_found")
-		}
-		return r.id, nil
-	}
-	teams, err := s.store.FindTeams(c.Request().Context())
-	if err != nil {
-		return 0, err
-	}
-	var folded int64
-	for _, t := range teams {
-		if t.Name == r.name {
-			return t.ID, nil
-		}
-		if folded == 0 && strings.EqualFold(t.Name, r.name) {
-			folded = t.ID
-		}
-	}
-	if folded != 0 {
-		return folded, nil
-	}
-	if id, ok := r.numeric(); ok {
-		return id, nil
-	}
-	v.Add(field, "team.not_found")
-	return 0, nil
-}
-
-// resolveImage turns an image reference into its id.
-func (s *Server) resolveImage(c echo.Context, r ref, field string, v *errs.Validation) (*int64, error) {
-	if !r.set {
-		return nil, nil
-	}
-	if r.name == "" {
-		if r.id <= 0 {
-			v.Add(field, "image.not_found")
-			return nil, nil
-		}
-		id := r.id
-		return &id, nil
-	}
-	images, err := s.store.FindImages(c.Request().Context())
-	if err != nil {
-		return nil, err
-	}
-	for _, i := range images {
-		if i.Name == r.name {
-			id := i.ID
-			return &id, nil
-		}
-	}
-	if id, ok := r.numeric(); ok {
-		return &id, nil
-	}
-	v.Add(field, "image.not_found")
-	return nil, nil
-}
-
-// parseAPITime reads an RFC 3339 time; a malformed one is a message on
-// field, not a bad request, so a script learns which value to fix.
-func parseAPITime(raw *string, field string, v *errs.Validation) time.Time {
-	if raw == nil || strings.TrimSpace(*raw) == "" {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339, strings.TrimSpace(*raw))
-	if err != nil {
-		v.Add(field, "api.time_invalid")
-		return time.Time{}
-	}
-	return t.UTC()
-}
-
-// queryTime reads an optional RFC 3339 query parameter.
-func queryTime(c echo.Context, name string, v *errs.Validation) time.Time {
-	raw := c.QueryParam(name)
-	return parseAPITime(&raw, name, v)
-}
-
-// queryInt reads an optional integer query parameter within [lo, hi].
-func queryInt(c echo.Context, name string, def, lo, hi int, key string, v *errs.Validation) int {
-	raw := strings.TrimSpace(c.QueryParam(name))
-	if raw == "" {
-		return def
-	}
-	n, err := strconv.Atoi(raw)
-	if err != nil {
-		v.Add(name, "field.integer")
-		return def
-	}
-	if n < lo || n > hi {
-		v.Add(name, key)
-		return def
-	}
-	return n
-}
-
-// queryRef reads a query parameter naming a record by name or id.
-func queryRef(c echo.Context, name string) ref {
-	raw := strings.TrimSpace(c.QueryParam(name))
-	if raw == "" {
-		return ref{}
-	}
-	return ref{set: true, name: raw}
-}
-
-// renameFields moves store field names to the names the request used, so a
-// message lands on the key the caller sent ("team" rather than "team_id").
-func renameFields(err error, names map[string]string) error {
-	e, ok := errs.As(err)
-	if !ok || len(e.Fields) == 0 {
-		return err
-	}
-	fields := make(map[string]string, len(e.Fields))
-	changed := false
-	for f, k := range e.Fields {
-		if to, ok := names[f]; ok {
-			f, changed = to, true
-		}
-		fields[f] = k
-	}
-	if !changed {
-		return err
-	}
-	out := *e
-	out.Fields = fields
-	return &out
-}
-
-// visibleTeams is nil for admins (every team) and the user's teams otherwise:
-// what a viewer may read of tasks and bookings.
-func (s *Server) visibleTeams(c echo.Context) ([]int64, error) {
-	u := mustUser(c)
-	if u.Role == store.RoleAdmin {
-		return nil, nil
-	}
-	ids, err := s.store.TeamIDsOf(c.Request().Context(), u.ID)
-	if ids == nil {
-		ids = []int64{}
-	}
-	return ids, err
-}
-
-// sees tells whether a team is in a visibleTeams answer.
-func sees(teams []int64, teamID int64) bool {
-	if teams == nil {
-		return true
-	}
-	for _, id := range teams {
-		if id == teamID {
-			return true
-		}
-	}
-	return false
-}
-
-func hoursOf(cardSeconds int64) float64 { return float64(cardSeconds) / 3600 }

@@ -3,11 +3,10 @@ package server
 import (
 	"net/http"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"cardhour/server/route"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -21,53 +20,26 @@ func (s *Server) registerPlanningPages() {
 	)
 	// Quotas: everyone sees their teams' quotas; managers grant and renew
 	// for the teams they manage (the store checks which).
-	s.add(GET, "/quotas", Viewer, s.quotasPage)
-	s.add(GET, "/quotas/new", Manager, s.newQuotaPage)
-	s.add(POST, "/quotas/new", Manager, s.createQuotaForm)
-	s.add(GET, "/quotas/:id", Manager, s.editQuotaPage)
-	s.add(POST, "/quotas/:id", Manager, s.updateQuotaForm)
+	s.add(GET, "/quotas", route.Viewer, s.quotasPage)
+	s.add(GET, "/quotas/new", route.Manager, s.newQuotaPage)
+	s.add(POST, "/quotas/new", route.Manager, s.createQuotaForm)
+	s.add(GET, "/quotas/:id", route.Manager, s.editQuotaPage)
+	s.add(POST, "/quotas/:id", route.Manager, s.updateQuotaForm)
 
 	// Templates ("固化取用模板").
-	s.add(GET, "/templates", Viewer, s.templatesPage)
-	s.add(POST, "/templates", Member, s.createTemplateForm)
-	s.add(GET, "/templates/new", Member, s.newTemplatePage)
-	s.add(GET, "/templates/:id", Viewer, s.templatePage)
-	s.add(POST, "/templates/:id/use", Member, s.useTemplateForm)
-	s.add(POST, "/templates/:id/delete", Member, s.deleteTemplateForm)
+	s.add(GET, "/templates", route.Viewer, s.templatesPage)
+	s.add(POST, "/templates", route.Member, s.createTemplateForm)
+	s.add(GET, "/templates/new", route.Member, s.newTemplatePage)
+	s.add(GET, "/templates/:id", route.Viewer, s.templatePage)
+	s.add(POST, "/templates/:id/use", route.Member, s.useTemplateForm)
+	s.add(POST, "/templates/:id/delete", route.Member, s.deleteTemplateForm)
 
 	// Availability and calendar feeds.
-	s.add(GET, "/availability", Viewer, s.availabilityPage)
-	s.add(GET, "/calendar", Viewer, s.calendarPage)
-	s.add(POST, "/calendar/feeds", Viewer, s.createCalendarFeedForm)
+	s.add(GET, "/availability", route.Viewer, s.availabilityPage)
+	s.add(GET, "/calendar", route.Viewer, s.calendarPage)
+	s.add(POST, "/calendar/feeds", route.Viewer, s.createCalendarFeedForm)
 	// The secret in the URL is the credential: calendar apps cannot log in.
-	s.add(GET, "/ical/:token", Public, s.icalFeed)
-}
-
-// planLocalLayouts are what <input type="datetime-local"> sends: minutes,
-// or seconds when the browser was given a step.
-var planLocalLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04"}
-
-// planParseLocal reads a datetime-local value in the portal's zone; ok is
-// false for text that is not a time. An empty value is the zero time.
-func (s *Server) planParseLocal(v string) (time.Time, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return time.Time{}, true
-	}
-	for _, layout := range planLocalLayouts {
-		if t, err := time.ParseInLocation(layout, v, s.cfg.TZ); err == nil {
-			return t.UTC(), true
-		}
-	}
-	return time.Time{}, false
-}
-
-// planLocalValue formats t for a datetime-local input in the portal's zone.
-func (s *Server) planLocalValue(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.In(s.cfg.TZ).Format("2006-01-02T15:04")
+	s.add(GET, "/ical/:token", route.Public, s.icalFeed)
 }
 
 // planTeamNames maps team ids to names.
@@ -98,27 +70,10 @@ func (s *Server) planTypeOptions(c echo.Context) ([]web.Option, map[int64]string
 	return opts, names, nil
 }
 
-// planVisibleTeams is the teams whose plans the user sees: nil (all) for
-// admins, else the teams they belong to in any role.
-func (s *Server) planVisibleTeams(c echo.Context, u *store.User) ([]int64, error) {
-	if u.Role == store.RoleAdmin {
-		return nil, nil
-	}
-	return s.store.TeamIDsOf(c.Request().Context(), u.ID)
-}
-
 func planIDSet(ids []int64) map[int64]bool {
 	m := make(map[int64]bool, len(ids))
 	for _, id := range ids {
 		m[id] = true
 	}
 	return m
-}
-
-func planFormID(v string) int64 {
-	id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || id < 0 {
-		return 0
-	}
-	return id
 }

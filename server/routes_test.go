@@ -43,6 +43,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/server"
+	"cardhour/server/route"
 )
 
 // publicRoutes is every route that answers without a login. Adding a Public
@@ -77,11 +78,11 @@ var publicRoutes = map[string]bool{
 // selfAuthenticated are Public routes that gate themselves: the matrix
 // expects of them the access they grant users (a token of their own kind is
 // tested in board_test.go), so anonymous callers get 401 and lower roles 403.
-var selfAuthenticated = map[string]server.Access{
-	"GET /board":                        server.Viewer,
-	"GET /ws/board":                     server.Viewer,
-	"POST /api/v1/telemetry/nvidia-smi": server.Admin,
-	"POST /api/v1/telemetry/samples":    server.Admin,
+var selfAuthenticated = map[string]route.Access{
+	"GET /board":                        route.Viewer,
+	"GET /ws/board":                     route.Viewer,
+	"POST /api/v1/telemetry/nvidia-smi": route.Admin,
+	"POST /api/v1/telemetry/samples":    route.Admin,
 }
 
 // callers are who the matrix sends each request as; rank follows
@@ -94,17 +95,17 @@ var callers = []struct {
 }
 
 // needRank is the lowest caller rank an access level admits.
-func needRank(t testing.TB, a server.Access) int {
+func needRank(t testing.TB, a route.Access) int {
 	switch a {
-	case server.Public:
+	case route.Public:
 		return 0
-	case server.Viewer:
+	case route.Viewer:
 		return 1
-	case server.Member:
+	case route.Member:
 		return 2
-	case server.Manager:
+	case route.Manager:
 		return 3
-	case server.Admin:
+	case route.Admin:
 		return 4
 	}
 	t.Fatalf("access level %v (%d) unknown to this test: add it to needRank", a, int(a))
@@ -140,13 +141,20 @@ func coverageProblems(srv *server.Server) []string {
 	for _, r := range e.Routes() {
 		k := routeKey(r.Method, r.Path)
 		served[k] = true
+		if r.Method == http.MethodHead && declared[routeKey(http.MethodGet, r.Path)] > 0 {
+			continue // every GET answers HEAD too
+		}
 		if declared[k] == 0 {
 			problems = append(problems, fmt.Sprintf("%s is served by echo but missing from srv.Routes(): register it with s.add(method, path, Access, handler)", k))
 		}
 	}
-	for k := range declared {
+	for _, r := range srv.Routes() {
+		k := routeKey(r.Method, r.Path)
 		if !served[k] {
 			problems = append(problems, fmt.Sprintf("%s is in srv.Routes() but echo does not serve it", k))
+		}
+		if r.Method == http.MethodGet && !served[routeKey(http.MethodHead, r.Path)] {
+			problems = append(problems, fmt.Sprintf("%s does not answer HEAD", k))
 		}
 	}
 	sort.Strings(problems)
@@ -155,19 +163,19 @@ func coverageProblems(srv *server.Server) []string {
 
 // policyProblems checks the table against the allow-list of public routes
 // and the rule that the admin section is for admins only.
-func policyProblems(t testing.TB, routes []server.Route) []string {
+func policyProblems(t testing.TB, routes []route.Route) []string {
 	var problems []string
 	public := map[string]bool{}
 	for _, r := range routes {
 		k := routeKey(r.Method, r.Path)
-		if r.Access == server.Public {
+		if r.Access == route.Public {
 			public[k] = true
 			if !publicRoutes[k] {
 				problems = append(problems, fmt.Sprintf("%s is Public but not in publicRoutes: a public route answers anyone on the network; if that is meant, add it to publicRoutes in server/routes_test.go", k))
 			}
 		}
 		if (r.Path == "/admin" || strings.HasPrefix(r.Path, "/admin/") || strings.HasPrefix(r.Path, "/api/v1/admin/")) &&
-			needRank(t, r.Access) < needRank(t, server.Admin) {
+			needRank(t, r.Access) < needRank(t, route.Admin) {
 			problems = append(problems, fmt.Sprintf("%s is %s; every /admin route must be admin", k, r.Access))
 		}
 	}
@@ -183,10 +191,10 @@ func policyProblems(t testing.TB, routes []server.Route) []string {
 func TestRouteTableCoversEveryRoute(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	if len(e.srv.Routes()) == 0 {
+	if len(e.Srv.Routes()) == 0 {
 		t.Fatal("srv.Routes() is empty")
 	}
-	for _, p := range coverageProblems(e.srv) {
+	for _, p := range coverageProblems(e.Srv) {
 		t.Error(p)
 	}
 }
@@ -194,7 +202,7 @@ func TestRouteTableCoversEveryRoute(t *testing.T) {
 func TestPublicRoutesAreAllowListed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	for _, p := range policyProblems(t, e.srv.Routes()) {
+	for _, p := range policyProblems(t, e.Srv.Routes()) {
 		t.Error(p)
 	}
 }
@@ -204,14 +212,14 @@ func TestPublicRoutesAreAllowListed(t *testing.T) {
 func TestRouteTableChecksCatchMistakes(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	e.srv.Handler().(*echo.Echo).GET("/debug/sneaky", func(c echo.Context) error { return c.String(http.StatusOK, "secret") })
-	if ps := coverageProblems(e.srv); !containsProblem(ps, "GET /debug/sneaky is served by echo but missing") {
+	e.Srv.Handler().(*echo.Echo).GET("/debug/sneaky", func(c echo.Context) error { return c.String(http.StatusOK, "secret") })
+	if ps := coverageProblems(e.Srv); !containsProblem(ps, "GET /debug/sneaky is served by echo but missing") {
 		t.Errorf("a route added on echo directly was not reported; problems: %q", ps)
 	}
 
-	routes := append(e.srv.Routes(),
-		server.Route{Method: http.MethodGet, Path: "/export", Access: server.Public},
-		server.Route{Method: http.MethodPost, Path: "/admin/hosts/:id/wipe", Access: server.Manager},
+	routes := append(e.Srv.Routes(),
+		route.Route{Method: http.MethodGet, Path: "/export", Access: route.Public},
+		route.Route{Method: http.MethodPost, Path: "/admin/hosts/:id/wipe", Access: route.Manager},
 	)
 	ps := policyProblems(t, routes)
 	if !containsProblem(ps, "GET /export is Public but not in publicRoutes") {
@@ -221,8 +229,8 @@ func TestRouteTableChecksCatchMistakes(t *testing.T) {
 		t.Errorf("an /admin route below Admin was not reported; problems: %q", ps)
 	}
 
-	var withoutLogin []server.Route
-	for _, r := range e.srv.Routes() {
+	var withoutLogin []route.Route
+	for _, r := range e.Srv.Routes() {
 		if !(r.Method == http.MethodGet && r.Path == "/lang") {
 			withoutLogin = append(withoutLogin, r)
 		}
@@ -269,8 +277,8 @@ type credentials struct {
 	csrf    bool   // send a matching CSRF cookie and header
 }
 
-func (e *env) matrixRequest(r server.Route, who string, cred credentials) *httptest.ResponseRecorder {
-	e.t.Helper()
+func (e *env) matrixRequest(r route.Route, who string, cred credentials) *httptest.ResponseRecorder {
+	e.T.Helper()
 	path := concretePath(r.Method, r.Path)
 	var body string
 	contentType := "application/x-www-form-urlencoded"
@@ -278,7 +286,7 @@ func (e *env) matrixRequest(r server.Route, who string, cred credentials) *httpt
 	case r.Method == http.MethodPost && r.Path == "/login":
 		// A real login, so the public form answers as it would to a person
 		// rather than with 401 for empty credentials.
-		body = "username=" + e.users["viewer"].Username + "&password=" + e.users["viewer"].Password
+		body = "username=" + e.Users["viewer"].Username + "&password=" + e.Users["viewer"].Password
 	case strings.HasPrefix(r.Path, "/api/") && !isSafe(r.Method):
 		body, contentType = "{}", "application/json"
 	}
@@ -300,7 +308,7 @@ func (e *env) matrixRequest(r server.Route, who string, cred credentials) *httpt
 		req.Header.Set("X-CSRF-Token", "matrix-csrf-token")
 	}
 	rec := httptest.NewRecorder()
-	e.srv.Handler().ServeHTTP(rec, req)
+	e.Srv.Handler().ServeHTTP(rec, req)
 	return rec
 }
 
@@ -309,8 +317,8 @@ func (e *env) matrixRequest(r server.Route, who string, cred credentials) *httpt
 // 403 (logged in, role too low); at or above it neither, and no server error.
 func TestRouteRoleMatrix(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{demo: true})
-	routes := e.srv.Routes()
+	e := newEnv(t, envOptions{Demo: true})
+	routes := e.Srv.Routes()
 	sort.Slice(routes, func(i, j int) bool {
 		return routeKey(routes[i].Method, routes[i].Path) < routeKey(routes[j].Method, routes[j].Path)
 	})
@@ -333,13 +341,13 @@ func TestRouteRoleMatrix(t *testing.T) {
 					creds = []credentials{{label: "no credentials", csrf: !isSafe(r.Method)}}
 				case isSafe(r.Method):
 					creds = []credentials{
-						{label: "session", session: e.session(c.role)},
-						{label: "API token", bearer: e.users[c.role].Token},
+						{label: "session", session: e.Session(c.role)},
+						{label: "API token", bearer: e.Users[c.role].Token},
 					}
 				default:
 					creds = []credentials{
-						{label: "API token", bearer: e.users[c.role].Token},
-						{label: "session + CSRF token", session: e.session(c.role), csrf: true},
+						{label: "API token", bearer: e.Users[c.role].Token},
+						{label: "session + CSRF token", session: e.Session(c.role), csrf: true},
 					}
 				}
 				for _, cred := range creds {
@@ -349,7 +357,7 @@ func TestRouteRoleMatrix(t *testing.T) {
 				if !isSafe(r.Method) {
 					cred := credentials{label: "session, no CSRF token"}
 					if c.role != "" {
-						cred.session = e.session(c.role)
+						cred.session = e.Session(c.role)
 					}
 					rec := e.matrixRequest(r, who, cred)
 					want := http.StatusForbidden
@@ -367,7 +375,7 @@ func TestRouteRoleMatrix(t *testing.T) {
 	}
 }
 
-func checkAccess(t *testing.T, r server.Route, who, how string, rank, need int, rec *httptest.ResponseRecorder) {
+func checkAccess(t *testing.T, r route.Route, who, how string, rank, need int, rec *httptest.ResponseRecorder) {
 	t.Helper()
 	where := fmt.Sprintf("%s %s as %s (%s)", r.Method, r.Path, who, how)
 	switch {
@@ -392,7 +400,7 @@ func checkAccess(t *testing.T, r server.Route, who, how string, rank, need int, 
 
 // checkDenialBody checks that a refusal is the portal's own: JSON with the
 // error code for the API, the error page for browsers.
-func checkDenialBody(t *testing.T, where string, r server.Route, rec *httptest.ResponseRecorder, code string) {
+func checkDenialBody(t *testing.T, where string, r route.Route, rec *httptest.ResponseRecorder, code string) {
 	t.Helper()
 	body := rec.Body.String()
 	if strings.HasPrefix(r.Path, "/api/") {

@@ -1,7 +1,10 @@
-// Package server is cardhour's HTTP side: one route table, one error
-// handler, the middleware for sessions, CSRF and roles, and one handler file
-// per area. Business rules live in store (and later schedule); handlers only
-// translate between HTTP and those packages.
+// Package server is cardhour's HTTP kernel: it builds the areas (one
+// package each under server/: account, admin, booking, planning, board,
+// ledger, files), holds the one route table they contribute to, the
+// middleware for sessions, CSRF and roles, the one error handler, the
+// operations endpoints and the OpenAPI document generated from the table.
+// Business rules live in store and schedule; areas translate between HTTP
+// and those packages.
 package server
 
 import (
@@ -16,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"cardhour/config"
+	"cardhour/server/response"
+	"cardhour/server/route"
 	"cardhour/store"
 )
 
@@ -25,23 +30,30 @@ type Server struct {
 	store   *store.Store
 	log     *slog.Logger
 	echo    *echo.Echo
-	routes  []Route
-	metrics *metrics
-	limiter *loginLimiter
 	version string
+	pages   *response.Pages
+	metrics *metrics
+	routes  []route.Route
+	openapi []byte
+
+	limiter *loginLimiter
 	live    *live // the board: fleet state, websocket hub, telemetry loops
 	files   *files
 }
 
-// New builds the server and its route table.
+// New builds the server and its route table. A table that breaks its own
+// rules (a route without an access level, an API route without a
+// description, one registered twice) is a programming error: New panics,
+// so every test fails until it is mended.
 func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *Server {
 	s := &Server{
 		cfg:     cfg,
 		store:   st,
 		log:     log,
 		echo:    echo.New(),
-		limiter: newLoginLimiter(10, 15*time.Minute),
 		version: version,
+		pages:   response.NewPages(cfg, version),
+		limiter: newLoginLimiter(10, 15*time.Minute),
 	}
 	s.metrics = newMetrics(prometheus.NewRegistry(), st)
 	s.live = newLive(s)
@@ -51,7 +63,15 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 	s.echo.HTTPErrorHandler = s.handleError
 	s.echo.IPExtractor = echo.ExtractIPFromXFFHeader(echo.TrustLoopback(true), echo.TrustPrivateNet(true))
 	s.middleware()
-	s.registerRoutes()
+	s.routes = s.table()
+	if err := s.register(s.routes); err != nil {
+		panic(err)
+	}
+	doc, err := buildOpenAPI(s.routes)
+	if err != nil {
+		panic(err)
+	}
+	s.openapi = doc
 	return s
 }
 

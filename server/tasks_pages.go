@@ -10,6 +10,9 @@ import (
 
 	"cardhour/errs"
 	"cardhour/schedule"
+	"cardhour/server/request"
+	"cardhour/server/response"
+	"cardhour/server/scope"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -31,7 +34,7 @@ func taskItem(t store.Task, u store.TaskUsage, teamName string) web.TaskItem {
 // tasksPage lists the tasks of the viewer's teams (every team for admins).
 func (s *Server) tasksPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	u := mustUser(c)
+	u := request.User(c)
 	f := store.TaskFilter{}
 	if u.Role != store.RoleAdmin {
 		ids, err := s.store.TeamIDsOf(ctx, u.ID)
@@ -60,17 +63,17 @@ func (s *Server) tasksPage(c echo.Context) error {
 	for _, t := range tasks {
 		props.Rows = append(props.Rows, taskItem(t, usage[t.ID], teams[t.TeamID]))
 	}
-	return s.render(c, http.StatusOK, web.TasksPage(s.page(c, "tasks.title", "booking"), props))
+	return response.Render(c, http.StatusOK, web.TasksPage(s.pages.Page(c, "tasks.title", "booking"), props))
 }
 
 // taskFormProps fills the choices of the task form: teams the user may book
 // for, the classes, readiness values, precisions, images and card types.
 func (s *Server) taskFormProps(c echo.Context, id int64, teamName string) (web.TaskFormProps, error) {
 	ctx := c.Request().Context()
-	lang := langOf(c)
+	lang := request.Lang(c)
 	props := web.TaskFormProps{ID: id, TeamName: teamName}
 	if id == 0 {
-		bookable, err := s.store.BookableTeamIDs(ctx, mustUser(c))
+		bookable, err := s.store.BookableTeamIDs(ctx, request.User(c))
 		if err != nil {
 			return props, err
 		}
@@ -112,7 +115,7 @@ func (s *Server) taskFormProps(c echo.Context, id int64, teamName string) (web.T
 
 // taskFormOf reads the posted task form, the preferred card types included.
 func taskFormOf(c echo.Context) web.Form {
-	f := formOf(c, taskFormFields...)
+	f := request.Form(c, taskFormFields...)
 	var ids []string
 	if params, err := c.FormParams(); err == nil {
 		ids = params["card_type_ids"]
@@ -127,22 +130,22 @@ func (s *Server) taskFromForm(f web.Form) (store.TaskInput, error) {
 	v := errs.NewValidation("server.taskFromForm")
 	in := store.TaskInput{Name: f.Value("name"), Priority: f.Value("priority"), DataReadiness: f.Value("data_readiness"),
 		Precision: strings.TrimSpace(f.Value("precision")), Notes: f.Value("notes")}
-	in.TeamID = bkFormID(f.Value("team_id"))
-	if x, ok := bkFloat(f.Value("estimate_card_hours"), v, "estimate_card_hours"); ok {
+	in.TeamID = request.ID(f.Value("team_id"))
+	if x, ok := request.Float(f.Value("estimate_card_hours"), v, "estimate_card_hours"); ok {
 		in.EstimateCardHours = x
 	}
-	if x, ok := bkFloat(f.Value("vram_gib"), v, "vram_gib"); ok {
+	if x, ok := request.Float(f.Value("vram_gib"), v, "vram_gib"); ok {
 		in.VRAMGiB = x
 	}
 	if raw := strings.TrimSpace(f.Value("data_ready_at")); raw != "" {
-		if t, ok := s.bkParseLocal(raw); ok {
+		if t, ok := request.ParseLocal(raw, s.cfg.TZ); ok {
 			in.DataReadyAt = &t
 		} else {
 			v.Add("data_ready_at", "bkform.time_invalid")
 		}
 	}
 	if raw := strings.TrimSpace(f.Value("image_id")); raw != "" {
-		id := bkFormID(raw)
+		id := request.ID(raw)
 		if id == 0 {
 			v.Add("image_id", "image.not_found")
 		}
@@ -152,7 +155,7 @@ func (s *Server) taskFromForm(f web.Form) (store.TaskInput, error) {
 		if raw = strings.TrimSpace(raw); raw == "" {
 			continue
 		}
-		id := bkFormID(raw)
+		id := request.ID(raw)
 		if id == 0 {
 			v.Add("card_type_ids", "cardtype.not_found")
 			continue
@@ -171,7 +174,7 @@ func (s *Server) taskForm(t *store.Task) web.Form {
 	f.Values["estimate_card_hours"] = strconv.FormatFloat(t.EstimateCardHours(), 'f', -1, 64)
 	f.Values["data_readiness"] = t.DataReadiness
 	if t.DataReadyAt != nil {
-		f.Values["data_ready_at"] = s.bkLocalValue(*t.DataReadyAt)
+		f.Values["data_ready_at"] = request.LocalValue(*t.DataReadyAt, s.cfg.TZ)
 	}
 	if t.VRAMGiB > 0 {
 		f.Values["vram_gib"] = strconv.FormatFloat(t.VRAMGiB, 'f', -1, 64)
@@ -218,14 +221,7 @@ func (s *Server) renderTaskForm(c echo.Context, status int, id int64, teamName s
 	if id != 0 {
 		title = "tasks.title"
 	}
-	return s.render(c, status, web.TaskFormPage(s.page(c, title, "booking"), props, f))
-}
-
-// mayEditTeamTask tells whether the user may create or change tasks of the
-// team: the same teams they may book for.
-func (s *Server) mayEditTeamTask(c echo.Context, teamID int64) (bool, error) {
-	ids, err := s.store.BookableTeamIDs(c.Request().Context(), mustUser(c))
-	return slices.Contains(ids, teamID), err
+	return response.Render(c, status, web.TaskFormPage(s.pages.Page(c, title, "booking"), props, f))
 }
 
 func (s *Server) createTaskForm(c echo.Context) error {
@@ -234,26 +230,26 @@ func (s *Server) createTaskForm(c echo.Context) error {
 	if err == nil {
 		var t *store.Task
 		if t, err = s.store.CreateTask(c.Request().Context(), in); err == nil {
-			return s.redirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(langOf(c), "admin.created", t.Name))
+			return s.pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(request.Lang(c), "admin.created", t.Name))
 		}
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderTaskForm(c, statusOf(errs.CodeOf(err)), 0, "", f)
+	return s.renderTaskForm(c, response.StatusOf(err), 0, "", f)
 }
 
 // taskDetail shows a task's baseline beside what was booked and used, and
 // its bookings. Any signed-in user may read it: the portal is transparent
 // about who uses the cards for what.
 func (s *Server) taskDetail(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
 	// The same rule as the API: a task is its team's (and admins') to see.
-	t, err := s.visibleTask(c, id)
+	t, err := scope.Task(c, s.store, id)
 	if err != nil {
 		return err
 	}
@@ -292,25 +288,25 @@ func (s *Server) taskDetail(c echo.Context) error {
 	for _, b := range bookings {
 		d.Bookings = append(d.Bookings, bookingItem(b))
 	}
-	if d.CanEdit, err = s.mayEditTeamTask(c, t.TeamID); err != nil {
+	if d.CanEdit, err = scope.MayPlan(c, s.store, t.TeamID); err != nil {
 		return err
 	}
 	d.CanBook = d.CanEdit
-	return s.render(c, http.StatusOK, web.TaskDetailPage(s.page(c, "tasks.title", "booking"), d))
+	return response.Render(c, http.StatusOK, web.TaskDetailPage(s.pages.Page(c, "tasks.title", "booking"), d))
 }
 
 // editableTask loads a task the user may change; others' tasks send them
 // back to the task page with the reason.
 func (s *Server) editableTask(c echo.Context) (*store.Task, bool, error) {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return nil, false, err
 	}
-	t, err := s.visibleTask(c, id)
+	t, err := scope.Task(c, s.store, id)
 	if err != nil {
 		return nil, false, err
 	}
-	ok, err := s.mayEditTeamTask(c, t.TeamID)
+	ok, err := scope.MayPlan(c, s.store, t.TeamID)
 	return t, ok, err
 }
 
@@ -320,7 +316,7 @@ func (s *Server) editTaskPage(c echo.Context) error {
 		return err
 	}
 	if !ok {
-		return s.redirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(langOf(c), "tasks.edit_not_yours"))
+		return s.pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(request.Lang(c), "tasks.edit_not_yours"))
 	}
 	teams, err := s.bkTeamNames(c)
 	if err != nil {
@@ -342,19 +338,19 @@ func (s *Server) updateTaskForm(c echo.Context) error {
 	if err == nil {
 		var saved *store.Task
 		if saved, err = s.store.UpdateTask(c.Request().Context(), t.ID, in); err == nil {
-			msg := web.T(langOf(c), "admin.updated", saved.Name)
+			msg := web.T(request.Lang(c), "admin.updated", saved.Name)
 			if t.DataReadiness != schedule.DataReady && saved.DataReadiness == schedule.DataReady {
-				msg += " " + web.T(langOf(c), "tasks.now_ready")
+				msg += " " + web.T(request.Lang(c), "tasks.now_ready")
 			}
-			return s.redirectWithFlash(c, "/tasks/"+web.I64(t.ID), msg)
+			return s.pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), msg)
 		}
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
 	teams, terr := s.bkTeamNames(c)
 	if terr != nil {
 		return terr
 	}
-	return s.renderTaskForm(c, statusOf(errs.CodeOf(err)), t.ID, teams[t.TeamID], f)
+	return s.renderTaskForm(c, response.StatusOf(err), t.ID, teams[t.TeamID], f)
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/request"
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -66,19 +68,19 @@ func (s *Server) renderTeams(c echo.Context, status int, f web.Form, listErr str
 	for _, t := range teams {
 		rows = append(rows, web.TeamRow{ID: t.ID, Name: t.Name, Description: t.Description, Members: counts[t.ID]})
 	}
-	return s.render(c, status, web.TeamsPage(s.page(c, "admin.teams", "admin"), rows, f, listErr))
+	return response.Render(c, status, web.TeamsPage(s.pages.Page(c, "admin.teams", "admin"), rows, f, listErr))
 }
 
 func (s *Server) createTeamForm(c echo.Context) error {
-	f := formOf(c, teamFields...)
+	f := request.Form(c, teamFields...)
 	t, err := s.store.CreateTeam(c.Request().Context(), teamFromForm(f))
 	if err == nil {
-		return s.redirectWithFlash(c, "/admin/teams/"+strconv.FormatInt(t.ID, 10), web.T(langOf(c), "admin.created", t.Name))
+		return s.pages.RedirectWithFlash(c, "/admin/teams/"+strconv.FormatInt(t.ID, 10), web.T(request.Lang(c), "admin.created", t.Name))
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderTeams(c, statusOf(errs.CodeOf(err)), f, "")
+	return s.renderTeams(c, response.StatusOf(err), f, "")
 }
 
 // renderTeamEdit shows the team page; f is the team form, mf the add-member
@@ -102,7 +104,7 @@ func (s *Server) renderTeamEdit(c echo.Context, status int, id int64, f *web.For
 	if err != nil {
 		return err
 	}
-	lang := langOf(c)
+	lang := request.Lang(c)
 	props := web.TeamEditProps{ID: id, Name: t.Name, Roles: teamRoleOptions(lang)}
 	in := map[int64]bool{}
 	for _, m := range ms {
@@ -122,11 +124,11 @@ func (s *Server) renderTeamEdit(c echo.Context, status int, id int64, f *web.For
 	if mf.Value("role") == "" {
 		mf.Values["role"] = store.TeamRoleMember
 	}
-	return s.render(c, status, web.TeamEditPage(s.page(c, "admin.teams", "admin"), props, *f, mf, memberErr))
+	return response.Render(c, status, web.TeamEditPage(s.pages.Page(c, "admin.teams", "admin"), props, *f, mf, memberErr))
 }
 
 func (s *Server) editTeamPage(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -134,23 +136,23 @@ func (s *Server) editTeamPage(c echo.Context) error {
 }
 
 func (s *Server) updateTeamForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	f := formOf(c, teamFields...)
+	f := request.Form(c, teamFields...)
 	t, err := s.store.UpdateTeam(c.Request().Context(), id, teamFromForm(f))
 	if err == nil {
-		return s.redirectWithFlash(c, "/admin/teams", web.T(langOf(c), "admin.updated", t.Name))
+		return s.pages.RedirectWithFlash(c, "/admin/teams", web.T(request.Lang(c), "admin.updated", t.Name))
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderTeamEdit(c, statusOf(errs.CodeOf(err)), id, &f, web.NewForm(), "")
+	return s.renderTeamEdit(c, response.StatusOf(err), id, &f, web.NewForm(), "")
 }
 
 func (s *Server) deleteTeamForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -159,12 +161,12 @@ func (s *Server) deleteTeamForm(c echo.Context) error {
 		return err
 	}
 	if err := s.store.DeleteTeam(c.Request().Context(), id); err != nil {
-		if msg, ok := refused(langOf(c), err); ok {
-			return s.renderTeams(c, statusOf(errs.CodeOf(err)), web.NewForm(), msg)
+		if msg, ok := response.Refusal(request.Lang(c), err); ok {
+			return s.renderTeams(c, response.StatusOf(err), web.NewForm(), msg)
 		}
 		return err
 	}
-	return s.redirectWithFlash(c, "/admin/teams", web.T(langOf(c), "admin.deleted", t.Name))
+	return s.pages.RedirectWithFlash(c, "/admin/teams", web.T(request.Lang(c), "admin.deleted", t.Name))
 }
 
 func teamPath(id int64) string { return "/admin/teams/" + strconv.FormatInt(id, 10) }
@@ -172,11 +174,11 @@ func teamPath(id int64) string { return "/admin/teams/" + strconv.FormatInt(id, 
 // addMemberForm puts a user in the team, or changes their role when they
 // are in it already.
 func (s *Server) addMemberForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	mf := formOf(c, "user_id", "role")
+	mf := request.Form(c, "user_id", "role")
 	var m *store.Membership
 	userID, perr := strconv.ParseInt(strings.TrimSpace(mf.Value("user_id")), 10, 64)
 	if perr != nil || userID <= 0 {
@@ -185,45 +187,45 @@ func (s *Server) addMemberForm(c echo.Context) error {
 		m, err = s.store.SetMembership(c.Request().Context(), id, userID, mf.Value("role"))
 	}
 	if err == nil {
-		return s.redirectWithFlash(c, teamPath(id), web.T(langOf(c), "team.member_saved", s.username(c, m.UserID)))
+		return s.pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_saved", s.username(c, m.UserID)))
 	}
-	if !formFailed(langOf(c), err, &mf) {
+	if !response.FormFailed(request.Lang(c), err, &mf) {
 		return err
 	}
-	return s.renderTeamEdit(c, statusOf(errs.CodeOf(err)), id, nil, mf, "")
+	return s.renderTeamEdit(c, response.StatusOf(err), id, nil, mf, "")
 }
 
 func (s *Server) setMemberRoleForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	userID, err := pathID(c, "user_id")
+	userID, err := request.PathID(c, "user_id")
 	if err != nil {
 		return err
 	}
 	if _, err := s.store.SetMembership(c.Request().Context(), id, userID, c.FormValue("role")); err != nil {
-		if msg, ok := refused(langOf(c), err); ok {
-			return s.renderTeamEdit(c, statusOf(errs.CodeOf(err)), id, nil, web.NewForm(), msg)
+		if msg, ok := response.Refusal(request.Lang(c), err); ok {
+			return s.renderTeamEdit(c, response.StatusOf(err), id, nil, web.NewForm(), msg)
 		}
 		return err
 	}
-	return s.redirectWithFlash(c, teamPath(id), web.T(langOf(c), "team.member_saved", s.username(c, userID)))
+	return s.pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_saved", s.username(c, userID)))
 }
 
 func (s *Server) removeMemberForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	userID, err := pathID(c, "user_id")
+	userID, err := request.PathID(c, "user_id")
 	if err != nil {
 		return err
 	}
 	if err := s.store.DeleteMembership(c.Request().Context(), id, userID); err != nil {
 		return err
 	}
-	return s.redirectWithFlash(c, teamPath(id), web.T(langOf(c), "team.member_removed", s.username(c, userID)))
+	return s.pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_removed", s.username(c, userID)))
 }
 
 // username names a user in a flash message; the id stands in if the lookup
@@ -267,7 +269,7 @@ func (s *Server) teamWithCount(c echo.Context, t *store.Team) (teamJSON, error) 
 }
 
 func (s *Server) apiGetTeam(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -284,7 +286,7 @@ func (s *Server) apiGetTeam(c echo.Context) error {
 
 func (s *Server) apiCreateTeam(c echo.Context) error {
 	var in store.TeamInput
-	if err := decodeJSON(c, &in); err != nil {
+	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
 	t, err := s.store.CreateTeam(c.Request().Context(), in)
@@ -295,12 +297,12 @@ func (s *Server) apiCreateTeam(c echo.Context) error {
 }
 
 func (s *Server) apiUpdateTeam(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	var in store.TeamInput
-	if err := decodeJSON(c, &in); err != nil {
+	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
 	t, err := s.store.UpdateTeam(c.Request().Context(), id, in)
@@ -315,7 +317,7 @@ func (s *Server) apiUpdateTeam(c echo.Context) error {
 }
 
 func (s *Server) apiDeleteTeam(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -326,7 +328,7 @@ func (s *Server) apiDeleteTeam(c echo.Context) error {
 }
 
 func (s *Server) apiListMembers(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -351,16 +353,16 @@ type memberRequest struct {
 }
 
 func (s *Server) apiSetMember(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	userID, err := pathID(c, "user_id")
+	userID, err := request.PathID(c, "user_id")
 	if err != nil {
 		return err
 	}
 	var req memberRequest
-	if err := decodeJSON(c, &req); err != nil {
+	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
@@ -378,11 +380,11 @@ func (s *Server) apiSetMember(c echo.Context) error {
 }
 
 func (s *Server) apiRemoveMember(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	userID, err := pathID(c, "user_id")
+	userID, err := request.PathID(c, "user_id")
 	if err != nil {
 		return err
 	}

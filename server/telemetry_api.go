@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"reflect"
 	"regexp"
 	"sync"
 	"time"
@@ -14,6 +13,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/request"
+	"cardhour/server/scope"
 	"cardhour/store"
 	"cardhour/telemetry"
 )
@@ -32,7 +33,7 @@ var hostParam = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 func (s *Server) telemetryWriter(c echo.Context) error {
 	const op = "server.telemetryWriter"
 	ctx := c.Request().Context()
-	if secret, ok := bearerToken(c.Request()); ok {
+	if secret, ok := request.BearerToken(c.Request()); ok {
 		if s.live.tokens.known(secret) {
 			return nil
 		}
@@ -43,7 +44,7 @@ func (s *Server) telemetryWriter(c echo.Context) error {
 			return err
 		}
 	}
-	u, err := s.currentUser(c)
+	u, err := request.CurrentUser(c)
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ type telemetryTokenJSON struct {
 func (s *Server) apiCreateTelemetryToken(kind string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var in tokenRequest
-		if err := decodeJSON(c, &in); err != nil {
+		if err := request.DecodeJSON(c, &in); err != nil {
 			return err
 		}
 		t, secret, err := s.store.CreateTelemetryToken(c.Request().Context(), kind, in.Name)
@@ -227,13 +228,13 @@ func (s *Server) apiFleet(c echo.Context) error {
 
 // apiBookingUsage is a booking's used and idle card-hours.
 func (s *Server) apiBookingUsage(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
 	// Only someone who may see the booking sees its usage.
-	if _, err := s.visibleBooking(c, id); err != nil {
+	if _, err := scope.Booking(c, s.store, id); err != nil {
 		return err
 	}
 	u, err := s.store.FindBookingUsage(ctx, id)
@@ -254,45 +255,6 @@ func (s *Server) apiBookingUsage(c echo.Context) error {
 type bookingUsageJSON struct {
 	*store.BookingUsage
 	Alerts []store.AlertView `json:"alerts"`
-}
-
-// boardAPIOps documents the board's /api/v1 routes for the OpenAPI document.
-func boardAPIOps() []apiOp {
-	const GET, POST = http.MethodGet, http.MethodPost
-	host := apiParam{"host", "string", "the host's name in the inventory (required)"}
-	return []apiOp{
-		{method: POST, path: "/api/v1/telemetry/nvidia-smi", access: Public, tag: "telemetry", summary: "Push raw nvidia-smi CSV",
-			query: []apiParam{host}, status: http.StatusOK, result: schemaRef("PushResult"),
-			desc: "Body (text/csv): the output of nvidia-smi --query-gpu=" + telemetry.GPUQuery + " --format=csv,noheader[,nounits], " +
-				"optionally followed by a blank line and the output of --query-compute-apps=" + telemetry.AppsQuery + ". " +
-				"Authorization: Bearer with an agent token, or an admin's API token; anything else is 401/403. " +
-				"Cards are keyed by uuid; unknown uuids wait on the telemetry admin page for registration."},
-		{method: POST, path: "/api/v1/telemetry/samples", access: Public, tag: "telemetry", summary: "Push a batch of samples (the agent)",
-			body: "TelemetryBatch", status: http.StatusOK, result: schemaRef("PushResult"),
-			desc: "What `cardhour agent` posts: samples parsed on the host, each with the time it was taken. Agent token or an admin's API token."},
-		{method: GET, path: "/api/v1/fleet", access: Viewer, tag: "telemetry", summary: "The live state of every card", status: http.StatusOK, result: schemaRef("Fleet")},
-		{method: GET, path: "/api/v1/bookings/:id/usage", access: Viewer, tag: "bookings", summary: "A booking's used and idle card-hours, and its alerts",
-			status: http.StatusOK, result: schemaRef("BookingUsage")},
-		{method: POST, path: "/api/v1/board-tokens", access: Admin, tag: "telemetry", summary: "Issue a read-only board token (shown once)",
-			body: "TelemetryTokenInput", status: http.StatusCreated, result: schemaRef("TelemetryToken"),
-			desc: "Open the board on a wall with /board?token=…; the token opens nothing else."},
-		{method: POST, path: "/api/v1/agent-tokens", access: Admin, tag: "telemetry", summary: "Issue an agent token (shown once)",
-			body: "TelemetryTokenInput", status: http.StatusCreated, result: schemaRef("TelemetryToken"),
-			desc: "For `cardhour agent --token …` or a cron push; it may only push telemetry."},
-	}
-}
-
-// boardAPISchemas are the component schemas of boardAPIOps.
-func boardAPISchemas() map[string]reflect.Type {
-	t := func(v any) reflect.Type { return reflect.TypeOf(v) }
-	return map[string]reflect.Type{
-		"PushResult":          t(pushResult{}),
-		"TelemetryBatch":      t(telemetry.Batch{}),
-		"Fleet":               t(fleetJSON{}),
-		"BookingUsage":        t(bookingUsageJSON{}),
-		"TelemetryTokenInput": t(tokenRequest{}),
-		"TelemetryToken":      t(telemetryTokenJSON{}),
-	}
 }
 
 // tokenCache remembers agent tokens found valid for a short while, so a

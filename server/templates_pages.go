@@ -11,6 +11,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/server/request"
+	"cardhour/server/response"
+	"cardhour/server/scope"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -24,7 +27,7 @@ var (
 // reported next to their inputs, the rest is the store's to judge.
 func templateFromForm(f web.Form) (store.TemplateInput, error) {
 	v := errs.NewValidation("server.templateFromForm")
-	in := store.TemplateInput{Name: f.Value("name"), TaskID: planFormID(f.Value("task_id")), CardTypeID: planFormID(f.Value("card_type"))}
+	in := store.TemplateInput{Name: f.Value("name"), TaskID: request.ID(f.Value("task_id")), CardTypeID: request.ID(f.Value("card_type"))}
 	v.Check(in.TaskID > 0, "task_id", "task.not_found")
 	v.Check(in.CardTypeID > 0, "card_type", "cardtype.not_found")
 	if raw := strings.TrimSpace(f.Value("count")); raw == "" {
@@ -79,8 +82,8 @@ func (s *Server) templatesPage(c echo.Context) error {
 
 func (s *Server) renderTemplates(c echo.Context, status int, f web.Form, listErr string) error {
 	ctx := c.Request().Context()
-	u := mustUser(c)
-	visible, err := s.planVisibleTeams(c, u)
+	u := request.User(c)
+	visible, err := scope.Teams(c, s.store)
 	if err != nil {
 		return err
 	}
@@ -113,7 +116,7 @@ func (s *Server) renderTemplates(c echo.Context, status int, f web.Form, listErr
 			f.Values["count"] = "1"
 		}
 	}
-	return s.render(c, status, web.TemplatesPage(s.page(c, "plan.tpl.title", "booking"), props, f))
+	return response.Render(c, status, web.TemplatesPage(s.pages.Page(c, "plan.tpl.title", "booking"), props, f))
 }
 
 // newTemplatePage is the "存为模板" form. With ?task= it starts from that
@@ -124,12 +127,12 @@ func (s *Server) newTemplatePage(c echo.Context) error {
 	f := web.NewForm()
 	f.Values["count"] = "1"
 	f.Values["duration_hours"] = "8"
-	if id := planFormID(c.QueryParam("task")); id > 0 {
-		task, err := s.visibleTask(c, id)
+	if id := request.ID(c.QueryParam("task")); id > 0 {
+		task, err := scope.Task(c, s.store, id)
 		if err != nil {
 			return err
 		}
-		bookable, err := s.store.BookableTeamIDs(ctx, mustUser(c))
+		bookable, err := s.store.BookableTeamIDs(ctx, request.User(c))
 		if err != nil {
 			return err
 		}
@@ -137,7 +140,7 @@ func (s *Server) newTemplatePage(c echo.Context) error {
 			return errs.E(errs.NotFound, "server.newTemplatePage", "task.not_found")
 		}
 		f.Values["task_id"] = strconv.FormatInt(task.ID, 10)
-		f.Values["name"] = web.T(langOf(c), "plan.tpl.default_name", task.Name)
+		f.Values["name"] = web.T(request.Lang(c), "plan.tpl.default_name", task.Name)
 		if len(task.CardTypeIDs) > 0 {
 			f.Values["card_type"] = strconv.FormatInt(task.CardTypeIDs[0], 10)
 		}
@@ -158,7 +161,7 @@ func (s *Server) newTemplatePage(c echo.Context) error {
 }
 
 func (s *Server) renderNewTemplate(c echo.Context, status int, f web.Form) error {
-	u := mustUser(c)
+	u := request.User(c)
 	bookable, err := s.store.BookableTeamIDs(c.Request().Context(), u)
 	if err != nil {
 		return err
@@ -175,27 +178,27 @@ func (s *Server) renderNewTemplate(c echo.Context, status int, f web.Form) error
 	if err != nil {
 		return err
 	}
-	return s.render(c, status, web.TemplateNewPage(s.page(c, "plan.tpl.new", "booking"), tasks, types, f))
+	return response.Render(c, status, web.TemplateNewPage(s.pages.Page(c, "plan.tpl.new", "booking"), tasks, types, f))
 }
 
 func (s *Server) createTemplateForm(c echo.Context) error {
-	f := formOf(c, templateFields...)
+	f := request.Form(c, templateFields...)
 	in, err := templateFromForm(f)
 	if err == nil {
 		var t *store.BookingTemplate
 		if t, err = s.store.CreateTemplateFromTask(c.Request().Context(), in); err == nil {
-			return s.redirectWithFlash(c, "/templates/"+strconv.FormatInt(t.ID, 10), web.T(langOf(c), "plan.tpl.created", t.Name))
+			return s.pages.RedirectWithFlash(c, "/templates/"+strconv.FormatInt(t.ID, 10), web.T(request.Lang(c), "plan.tpl.created", t.Name))
 		}
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderNewTemplate(c, statusOf(errs.CodeOf(err)), f)
+	return s.renderNewTemplate(c, response.StatusOf(err), f)
 }
 
 // visibleTemplate loads the :id template when the user may see its team.
 func (s *Server) visibleTemplate(c echo.Context) (*store.BookingTemplate, error) {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return nil, err
 	}
@@ -203,11 +206,11 @@ func (s *Server) visibleTemplate(c echo.Context) (*store.BookingTemplate, error)
 	if err != nil {
 		return nil, err
 	}
-	visible, err := s.planVisibleTeams(c, mustUser(c))
+	visible, err := scope.Teams(c, s.store)
 	if err != nil {
 		return nil, err
 	}
-	if visible != nil && !planIDSet(visible)[t.TeamID] {
+	if !scope.Sees(visible, t.TeamID) {
 		return nil, errs.E(errs.NotFound, "server.visibleTemplate", "template.not_found")
 	}
 	return t, nil
@@ -221,13 +224,13 @@ func (s *Server) templatePage(c echo.Context) error {
 	f := web.NewForm()
 	now := s.store.Now().In(s.cfg.TZ)
 	f.Values["name"] = t.Name + " " + now.Format("0102")
-	f.Values["start"] = s.planLocalValue(now.Truncate(time.Hour).Add(time.Hour))
+	f.Values["start"] = request.LocalValue(now.Truncate(time.Hour).Add(time.Hour), s.cfg.TZ)
 	return s.renderTemplate(c, http.StatusOK, t, f, nil)
 }
 
 func (s *Server) renderTemplate(c echo.Context, status int, t *store.BookingTemplate, f web.Form, created *store.Task) error {
 	ctx := c.Request().Context()
-	bookable, err := s.store.BookableTeamIDs(ctx, mustUser(c))
+	bookable, err := s.store.BookableTeamIDs(ctx, request.User(c))
 	if err != nil {
 		return err
 	}
@@ -249,7 +252,7 @@ func (s *Server) renderTemplate(c echo.Context, status int, t *store.BookingTemp
 	if created != nil {
 		props.CreatedTaskID, props.CreatedTask = created.ID, created.Name
 	}
-	return s.render(c, status, web.TemplatePage(s.page(c, "plan.tpl.title", "booking"), props, f))
+	return response.Render(c, status, web.TemplatePage(s.pages.Page(c, "plan.tpl.title", "booking"), props, f))
 }
 
 // useTemplateForm creates a task from the template and books its shape in
@@ -261,19 +264,19 @@ func (s *Server) useTemplateForm(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	lang := langOf(c)
-	f := formOf(c, templateUseFields...)
+	lang := request.Lang(c)
+	f := request.Form(c, templateUseFields...)
 	// Refuse before anything is written for a team the user cannot book
 	// for, and for a start that is not a time: either would leave a task
 	// behind without a booking.
-	bookable, err := s.store.BookableTeamIDs(ctx, mustUser(c))
+	bookable, err := s.store.BookableTeamIDs(ctx, request.User(c))
 	if err != nil {
 		return err
 	}
 	if !planIDSet(bookable)[t.TeamID] {
 		return errs.E(errs.Forbidden, "server.useTemplate", "booking.not_your_team")
 	}
-	start, ok := s.planParseLocal(f.Value("start"))
+	start, ok := request.ParseLocal(f.Value("start"), s.cfg.TZ)
 	switch {
 	case !ok:
 		err = planFieldError("start", "plan.bad_time")
@@ -286,19 +289,19 @@ func (s *Server) useTemplateForm(c echo.Context) error {
 		if err == nil {
 			b := res.Booking
 			msg := web.T(lang, "plan.tpl.used", task.Name, b.ID, web.T(lang, web.PlanStateKey(b.State)))
-			return s.redirectWithFlash(c, "/bookings/"+strconv.FormatInt(b.ID, 10), msg)
+			return s.pages.RedirectWithFlash(c, "/bookings/"+strconv.FormatInt(b.ID, 10), msg)
 		}
 		if task != nil {
 			if !planFormFailed(lang, err, &f, templateUseFields) {
 				return err
 			}
-			return s.renderTemplate(c, statusOf(errs.CodeOf(err)), t, f, task)
+			return s.renderTemplate(c, response.StatusOf(err), t, f, task)
 		}
 	}
 	if !planFormFailed(lang, err, &f, templateUseFields) {
 		return err
 	}
-	return s.renderTemplate(c, statusOf(errs.CodeOf(err)), t, f, nil)
+	return s.renderTemplate(c, response.StatusOf(err), t, f, nil)
 }
 
 func planFieldError(field, key string) error {
@@ -312,11 +315,11 @@ func planFieldError(field, key string) error {
 // count): messages about the others go to the headline so none is lost.
 // A refusal (forbidden) is shown as the headline too.
 func planFormFailed(lang string, err error, f *web.Form, shown []string) bool {
-	if !formFailed(lang, err, f) {
+	if !response.FormFailed(lang, err, f) {
 		if !errs.Is(err, errs.Forbidden) {
 			return false
 		}
-		_, _, msg, _ := describe(err, lang)
+		_, _, msg, _ := response.Describe(err, lang)
 		f.Error = msg
 		return true
 	}
@@ -353,10 +356,10 @@ func (s *Server) deleteTemplateForm(c echo.Context) error {
 	}
 	if err := s.store.DeleteTemplate(c.Request().Context(), t.ID); err != nil {
 		if errs.Is(err, errs.Forbidden) || errs.Is(err, errs.Conflict) {
-			_, _, msg, _ := describe(err, langOf(c))
-			return s.renderTemplates(c, statusOf(errs.CodeOf(err)), web.NewForm(), msg)
+			_, _, msg, _ := response.Describe(err, request.Lang(c))
+			return s.renderTemplates(c, response.StatusOf(err), web.NewForm(), msg)
 		}
 		return err
 	}
-	return s.redirectWithFlash(c, "/templates", web.T(langOf(c), "admin.deleted", t.Name))
+	return s.pages.RedirectWithFlash(c, "/templates", web.T(request.Lang(c), "admin.deleted", t.Name))
 }

@@ -6,7 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"cardhour/errs"
+	"cardhour/server/request"
+	"cardhour/server/response"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -30,7 +31,7 @@ func (s *Server) teamsByUser(c echo.Context, f store.MembershipFilter) (map[int6
 	if err != nil {
 		return nil, err
 	}
-	lang := langOf(c)
+	lang := request.Lang(c)
 	out := map[int64][]string{}
 	for _, m := range ms {
 		out[m.UserID] = append(out[m.UserID], m.TeamName+" ("+web.T(lang, "role."+m.Role)+")")
@@ -60,21 +61,21 @@ func (s *Server) renderUsers(c echo.Context, status int, f web.Form) error {
 	}
 	// A rejected password is never sent back into the page.
 	delete(f.Values, "password")
-	return s.render(c, status, web.UsersPage(s.page(c, "admin.users", "admin"), rows, roleOptions(langOf(c)), f))
+	return response.Render(c, status, web.UsersPage(s.pages.Page(c, "admin.users", "admin"), rows, roleOptions(request.Lang(c)), f))
 }
 
 func (s *Server) createUserForm(c echo.Context) error {
-	f := formOf(c, userCreateFields...)
+	f := request.Form(c, userCreateFields...)
 	in := store.UserCreate{Username: f.Value("username"), DisplayName: f.Value("display_name"), Email: f.Value("email"),
 		Password: f.Value("password"), Role: f.Value("role")}
 	u, err := s.store.CreateUser(c.Request().Context(), in)
 	if err == nil {
-		return s.redirectWithFlash(c, "/admin/users", web.T(langOf(c), "admin.created", u.Username))
+		return s.pages.RedirectWithFlash(c, "/admin/users", web.T(request.Lang(c), "admin.created", u.Username))
 	}
-	if !formFailed(langOf(c), err, &f) {
+	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderUsers(c, statusOf(errs.CodeOf(err)), f)
+	return s.renderUsers(c, response.StatusOf(err), f)
 }
 
 func userForm(u *store.User) web.Form {
@@ -92,11 +93,11 @@ func (s *Server) renderUserEdit(c echo.Context, status int, u *store.User, f web
 		return err
 	}
 	delete(f.Values, "password")
-	return s.render(c, status, web.UserEditPage(s.page(c, "admin.users", "admin"), u.ID, u.Username, teams[u.ID], roleOptions(langOf(c)), f))
+	return response.Render(c, status, web.UserEditPage(s.pages.Page(c, "admin.users", "admin"), u.ID, u.Username, teams[u.ID], roleOptions(request.Lang(c)), f))
 }
 
 func (s *Server) editUserPage(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -120,7 +121,7 @@ func userUpdateFromForm(f web.Form) store.UserUpdate {
 }
 
 func (s *Server) updateUserForm(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -129,33 +130,33 @@ func (s *Server) updateUserForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := formOf(c, userEditFields...)
+	f := request.Form(c, userEditFields...)
 	up := userUpdateFromForm(f)
 	u, err := s.store.UpdateUser(ctx, id, up)
 	if err != nil {
-		if !formFailed(langOf(c), err, &f) {
+		if !response.FormFailed(request.Lang(c), err, &f) {
 			return err
 		}
-		return s.renderUserEdit(c, statusOf(errs.CodeOf(err)), current, f)
+		return s.renderUserEdit(c, response.StatusOf(err), current, f)
 	}
 	if err := s.keepOwnSession(c, id, up); err != nil {
 		return err
 	}
-	return s.redirectWithFlash(c, "/admin/users", web.T(langOf(c), "admin.updated", u.Username))
+	return s.pages.RedirectWithFlash(c, "/admin/users", web.T(request.Lang(c), "admin.updated", u.Username))
 }
 
 // keepOwnSession logs an admin who just set their own password straight back
 // in here: the new password ended every session of the account.
 func (s *Server) keepOwnSession(c echo.Context, id int64, up store.UserUpdate) error {
-	me := mustUser(c)
-	if up.Password == nil || me == nil || me.ID != id || c.Get(ctxAuthKind) != authSession {
+	me := request.User(c)
+	if up.Password == nil || me == nil || me.ID != id || request.AuthKind(c) != request.BySession {
 		return nil
 	}
 	token, err := s.store.CreateSession(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	s.setSessionCookie(c, token)
+	s.pages.SetSession(c, token)
 	return nil
 }
 
@@ -218,7 +219,7 @@ func (s *Server) apiListUsers(c echo.Context) error {
 }
 
 func (s *Server) apiGetUser(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
@@ -235,7 +236,7 @@ func (s *Server) apiGetUser(c echo.Context) error {
 
 func (s *Server) apiCreateUser(c echo.Context) error {
 	var in store.UserCreate
-	if err := decodeJSON(c, &in); err != nil {
+	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
 	u, err := s.store.CreateUser(c.Request().Context(), in)
@@ -246,12 +247,12 @@ func (s *Server) apiCreateUser(c echo.Context) error {
 }
 
 func (s *Server) apiUpdateUser(c echo.Context) error {
-	id, err := pathID(c, "id")
+	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	var up store.UserUpdate
-	if err := decodeJSON(c, &up); err != nil {
+	if err := request.DecodeJSON(c, &up); err != nil {
 		return err
 	}
 	u, err := s.store.UpdateUser(c.Request().Context(), id, up)
