@@ -17,6 +17,7 @@ func (s *Server) table() []route.Route {
 	var t []route.Route
 	t = append(t, s.opsRoutes()...)
 	t = append(t, s.legacyRoutes()...)
+	t = append(t, s.ledger.Routes()...)
 	return t
 }
 
@@ -90,7 +91,6 @@ func (s *Server) legacyRoutes() []route.Route {
 	s.registerAdminPages()
 	s.registerBookingPages()
 	s.registerPlanningPages()
-	s.registerLedger()
 	s.registerFiles()
 	s.registerBoard()
 	s.op(GET, "/api/v1/me", route.Viewer, s.apiMe, route.API{Tag: "meta", Summary: "The caller and their team memberships", Status: http.StatusOK, Result: route.JSON("Me", meJSON{})})

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"cardhour/config"
+	"cardhour/server/ledger"
 	"cardhour/server/response"
 	"cardhour/server/route"
 	"cardhour/store"
@@ -35,6 +36,8 @@ type Server struct {
 	metrics *metrics
 	routes  []route.Route
 	openapi []byte
+
+	ledger *ledger.Area
 
 	limiter *loginLimiter
 	live    *live // the board: fleet state, websocket hub, telemetry loops
@@ -58,6 +61,7 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 	s.metrics = newMetrics(prometheus.NewRegistry(), st)
 	s.live = newLive(s)
 	s.files = newFiles(cfg, st, log)
+	s.ledger = ledger.New(st, cfg, log, s.pages)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
@@ -96,6 +100,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	tickCtx, stopTicker := context.WithCancel(ctx)
 	defer stopTicker()
 	go s.runTicker(tickCtx)
+	go s.ledger.Run(tickCtx)
 	// The board outlives ctx until the requests have drained: then its
 	// websockets close and its last rollups are written (stopLive below).
 	stopLive := s.StartLive(context.WithoutCancel(ctx))

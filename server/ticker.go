@@ -18,7 +18,6 @@ const tickEvery = 10 * time.Second
 func (s *Server) runTicker(ctx context.Context) {
 	t := time.NewTicker(tickEvery)
 	defer t.Stop()
-	settleLedger := s.ledgerSettler()
 	for {
 		select {
 		case <-ctx.Done():
@@ -37,6 +36,5 @@ func (s *Server) runTicker(ctx context.Context) {
 		default:
 			s.log.Error("booking tick failed", "err", err)
 		}
-		settleLedger(ctx)
 	}
 }

@@ -105,6 +105,12 @@ func Gated(method, path string, gate Access, h echo.HandlerFunc) Route {
 	return Route{Method: method, Path: path, Access: Public, Handler: h, Gate: gate}
 }
 
+// GatedOp is a Public API operation that admits its own kind of token, and
+// users from the level gate up.
+func GatedOp(method, path string, gate Access, h echo.HandlerFunc, api API) Route {
+	return Route{Method: method, Path: path, Access: Public, Handler: h, API: &api, Gate: gate}
+}
+
 // Op is an API operation with its description.
 func Op(method, path string, access Access, h echo.HandlerFunc, api API) Route {
 	return Route{Method: method, Path: path, Access: access, Handler: h, API: &api}

@@ -1,4 +1,4 @@
-package server
+package ledger
 
 import (
 	"bytes"
@@ -44,7 +44,7 @@ type exportTable struct {
 }
 
 // writeExport answers tables as CSV or XLSX, as a download named name.
-func (s *Server) writeExport(c echo.Context, format, section, name string, tables []exportTable) error {
+func (a *Area) writeExport(c echo.Context, format, section, name string, tables []exportTable) error {
 	if section != "" {
 		var one []exportTable
 		for _, t := range tables {
@@ -68,14 +68,14 @@ func (s *Server) writeExport(c echo.Context, format, section, name string, table
 	switch format {
 	case "csv":
 		var err error
-		if body, err = exportCSV(tables, section != "", s.cfg.TZ); err != nil {
+		if body, err = exportCSV(tables, section != "", a.cfg.TZ); err != nil {
 			return errs.Internalf("server.writeExport", "csv: %w", err)
 		}
 		ctype = "text/csv; charset=utf-8"
 		name += ".csv"
 	default:
 		var err error
-		if body, err = exportXLSX(tables, s.cfg.TZ); err != nil {
+		if body, err = exportXLSX(tables, a.cfg.TZ); err != nil {
 			return errs.Internalf("server.writeExport", "xlsx: %w", err)
 		}
 		ctype = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"

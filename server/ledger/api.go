@@ -1,4 +1,4 @@
-package server
+package ledger
 
 import (
 	"net/http"
@@ -15,19 +15,19 @@ import (
 // apiRecordOutput appends an output to a finished round. Bookings of teams
 // the caller cannot see are not found; among those they see, the store
 // lets only the owner, the team's managers and admins record.
-func (s *Server) apiRecordOutput(c echo.Context) error {
+func (a *Area) apiRecordOutput(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := scope.Booking(c, s.store, id); err != nil {
+	if _, err := scope.Booking(c, a.store, id); err != nil {
 		return err
 	}
 	var req outputRequest
 	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
-	out, err := s.store.RecordOutput(c.Request().Context(), s.cfg.TZ, id,
+	out, err := a.store.RecordOutput(c.Request().Context(), a.cfg.TZ, id,
 		store.OutputInput{Quantity: req.Quantity, Unit: req.Unit, Note: req.Note, CorrectsID: req.CorrectsID})
 	if err != nil {
 		return err
@@ -36,15 +36,15 @@ func (s *Server) apiRecordOutput(c echo.Context) error {
 }
 
 // apiListOutputs is a round's output history.
-func (s *Server) apiListOutputs(c echo.Context) error {
+func (a *Area) apiListOutputs(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := scope.Booking(c, s.store, id); err != nil {
+	if _, err := scope.Booking(c, a.store, id); err != nil {
 		return err
 	}
-	outs, err := s.store.FindOutputs(c.Request().Context(), []int64{id})
+	outs, err := a.store.FindOutputs(c.Request().Context(), []int64{id})
 	if err != nil {
 		return err
 	}
@@ -55,20 +55,20 @@ func (s *Server) apiListOutputs(c echo.Context) error {
 }
 
 // apiLedgerRounds lists the rounds of the caller's teams that ended in a month.
-func (s *Server) apiLedgerRounds(c echo.Context) error {
+func (a *Area) apiLedgerRounds(c echo.Context) error {
 	v := errs.NewValidation("server.apiLedgerRounds")
-	teams, err := scope.Teams(c, s.store)
+	teams, err := scope.Teams(c, a.store)
 	if err != nil {
 		return err
 	}
 	month := strings.TrimSpace(c.QueryParam("month"))
 	if month == "" {
-		month = s.thisMonth()
-	} else if _, _, err := store.MonthBounds(month, s.cfg.TZ); err != nil {
+		month = a.thisMonth()
+	} else if _, _, err := store.MonthBounds(month, a.cfg.TZ); err != nil {
 		v.Add("month", "report.month_invalid")
 	}
-	f := store.LedgerFilter{Zone: s.cfg.TZ, Month: month, TeamIDs: teams, Limit: 1000}
-	team, err := request.TeamID(c.Request().Context(), s.store, request.QueryRef(c, "team"), "team", v)
+	f := store.LedgerFilter{Zone: a.cfg.TZ, Month: month, TeamIDs: teams, Limit: 1000}
+	team, err := request.TeamID(c.Request().Context(), a.store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return err
 	}
@@ -83,17 +83,17 @@ func (s *Server) apiLedgerRounds(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	out := roundsJSON{Month: month, Zone: s.cfg.TZ.String(), Rounds: []store.LedgerRoundView{}}
+	out := roundsJSON{Month: month, Zone: a.cfg.TZ.String(), Rounds: []store.LedgerRoundView{}}
 	if team != 0 {
 		if !scope.Sees(teams, team) {
 			return c.JSON(http.StatusOK, out)
 		}
 		f.TeamIDs = []int64{team}
 	}
-	if err := s.store.CatchUpLedger(c.Request().Context(), s.cfg.TZ); err != nil {
+	if err := a.store.CatchUpLedger(c.Request().Context(), a.cfg.TZ); err != nil {
 		return err
 	}
-	rounds, err := s.store.FindLedgerRounds(c.Request().Context(), f)
+	rounds, err := a.store.FindLedgerRounds(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -107,15 +107,15 @@ func (s *Server) apiLedgerRounds(c echo.Context) error {
 }
 
 // apiLedgerRound is one round by booking id.
-func (s *Server) apiLedgerRound(c echo.Context) error {
+func (a *Area) apiLedgerRound(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := scope.Booking(c, s.store, id); err != nil {
+	if _, err := scope.Booking(c, a.store, id); err != nil {
 		return err
 	}
-	d, err := s.store.FindLedgerRound(c.Request().Context(), s.cfg.TZ, id)
+	d, err := a.store.FindLedgerRound(c.Request().Context(), a.cfg.TZ, id)
 	if err != nil {
 		return err
 	}
@@ -129,15 +129,15 @@ func (s *Server) apiLedgerRound(c echo.Context) error {
 }
 
 // apiTaskLedger is a task's ledger.
-func (s *Server) apiTaskLedger(c echo.Context) error {
+func (a *Area) apiTaskLedger(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := scope.Task(c, s.store, id); err != nil {
+	if _, err := scope.Task(c, a.store, id); err != nil {
 		return err
 	}
-	l, err := s.store.FindTaskLedger(c.Request().Context(), s.cfg.TZ, id)
+	l, err := a.store.FindTaskLedger(c.Request().Context(), a.cfg.TZ, id)
 	if err != nil {
 		return err
 	}
@@ -156,12 +156,12 @@ func (s *Server) apiTaskLedger(c echo.Context) error {
 }
 
 // apiSetTaskKind classifies a task.
-func (s *Server) apiSetTaskKind(c echo.Context) error {
+func (a *Area) apiSetTaskKind(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := scope.Task(c, s.store, id); err != nil {
+	if _, err := scope.Task(c, a.store, id); err != nil {
 		return err
 	}
 	var req kindRequest
@@ -173,7 +173,7 @@ func (s *Server) apiSetTaskKind(c echo.Context) error {
 		v.Add("kind", "field.required")
 		return v.Err()
 	}
-	if err := s.store.SetTaskKind(c.Request().Context(), id, *req.Kind); err != nil {
+	if err := a.store.SetTaskKind(c.Request().Context(), id, *req.Kind); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, kindJSON{TaskID: id, Kind: *req.Kind})

@@ -1,4 +1,4 @@
-package server
+package ledger
 
 import (
 	"net/http"
@@ -18,12 +18,12 @@ import (
 
 // reportScope is whose figures the viewer's reports hold: every team for
 // admins, the teams they manage for managers.
-func (s *Server) reportScope(c echo.Context) (store.ReportScope, error) {
+func (a *Area) reportScope(c echo.Context) (store.ReportScope, error) {
 	u := request.User(c)
 	if u.Role == store.RoleAdmin {
 		return store.ReportScope{}, nil
 	}
-	ids, err := s.store.ManagedTeamIDs(c.Request().Context(), u)
+	ids, err := a.store.ManagedTeamIDs(c.Request().Context(), u)
 	if ids == nil {
 		ids = []int64{}
 	}
@@ -47,17 +47,17 @@ func pageTeam(c echo.Context, sc *store.ReportScope) (team, problem string) {
 
 // reportsIndex sends managers and admins to this month's report, and tells
 // everyone else that reports are for managers and where their own rounds are.
-func (s *Server) reportsIndex(c echo.Context) error {
+func (a *Area) reportsIndex(c echo.Context) error {
 	if store.RoleRank(request.User(c).Role) >= store.RoleRank(store.RoleManager) {
 		return c.Redirect(http.StatusSeeOther, "/reports/monthly")
 	}
-	return response.Render(c, http.StatusOK, web.ReportsIndexPage(s.pages.Page(c, "nav.reports", "reports")))
+	return response.Render(c, http.StatusOK, web.ReportsIndexPage(a.pages.Page(c, "nav.reports", "reports")))
 }
 
 // pageScope is a report page's scope narrowed by ?team=, that team's name,
-// and the first problem: the period's (given) or the team's.
-func (s *Server) pageScope(c echo.Context, problem string) (store.ReportScope, string, string, error) {
-	sc, err := s.reportScope(c)
+// and the first problem: the period's (given) or the team'a.
+func (a *Area) pageScope(c echo.Context, problem string) (store.ReportScope, string, string, error) {
+	sc, err := a.reportScope(c)
 	if err != nil {
 		return sc, "", problem, err
 	}
@@ -70,8 +70,8 @@ func (s *Server) pageScope(c echo.Context, problem string) (store.ReportScope, s
 
 // reportPage is a report page's frame: its title from titleKey and the
 // period, the problem as its message unless one is already there.
-func (s *Server) reportPage(c echo.Context, nameKey, problem, titleKey, period string) web.Page {
-	p := s.pages.Page(c, nameKey, "reports")
+func (a *Area) reportPage(c echo.Context, nameKey, problem, titleKey, period string) web.Page {
+	p := a.pages.Page(c, nameKey, "reports")
 	p.Title = web.T(p.Lang, titleKey, period)
 	if problem != "" && p.Flash == "" {
 		p.Flash = problem
@@ -80,31 +80,31 @@ func (s *Server) reportPage(c echo.Context, nameKey, problem, titleKey, period s
 }
 
 // monthlyReportPage is the monthly report.
-func (s *Server) monthlyReportPage(c echo.Context) error {
-	month, problem := s.ledgerMonth(c)
-	sc, team, problem, err := s.pageScope(c, problem)
+func (a *Area) monthlyReportPage(c echo.Context) error {
+	month, problem := a.ledgerMonth(c)
+	sc, team, problem, err := a.pageScope(c, problem)
 	if err != nil {
 		return err
 	}
-	if err := s.store.CatchUpLedger(c.Request().Context(), s.cfg.TZ); err != nil {
+	if err := a.store.CatchUpLedger(c.Request().Context(), a.cfg.TZ); err != nil {
 		return err
 	}
-	rep, err := s.store.MonthlyReport(c.Request().Context(), s.cfg.TZ, month, sc)
+	rep, err := a.store.MonthlyReport(c.Request().Context(), a.cfg.TZ, month, sc)
 	if err != nil {
 		return err
 	}
-	opts, err := s.teamOptions(c, sc.TeamIDs)
+	opts, err := a.teamOptions(c, sc.TeamIDs)
 	if err != nil {
 		return err
 	}
-	p := s.reportPage(c, "report.monthly", problem, "report.monthly_title", month)
+	p := a.reportPage(c, "report.monthly", problem, "report.monthly_title", month)
 	return response.Render(c, http.StatusOK, web.MonthlyReportPage(p, monthlyProps(p.Lang, rep, team, opts)))
 }
 
 // reportYear reads ?year=, this year when absent; one that does not parse
 // is reported and this year shown instead.
-func (s *Server) reportYear(c echo.Context) (year int, problem string) {
-	this := time.Now().In(s.cfg.TZ).Year()
+func (a *Area) reportYear(c echo.Context) (year int, problem string) {
+	this := time.Now().In(a.cfg.TZ).Year()
 	raw := strings.TrimSpace(c.QueryParam("year"))
 	if raw == "" {
 		return this, ""
@@ -117,32 +117,32 @@ func (s *Server) reportYear(c echo.Context) (year int, problem string) {
 }
 
 // yearlyReportPage is the yearly baseline.
-func (s *Server) yearlyReportPage(c echo.Context) error {
-	year, problem := s.reportYear(c)
-	sc, team, problem, err := s.pageScope(c, problem)
+func (a *Area) yearlyReportPage(c echo.Context) error {
+	year, problem := a.reportYear(c)
+	sc, team, problem, err := a.pageScope(c, problem)
 	if err != nil {
 		return err
 	}
-	rep, err := s.store.YearlyBaseline(c.Request().Context(), s.cfg.TZ, year, sc)
+	rep, err := a.store.YearlyBaseline(c.Request().Context(), a.cfg.TZ, year, sc)
 	if err != nil {
 		return err
 	}
-	opts, err := s.teamOptions(c, sc.TeamIDs)
+	opts, err := a.teamOptions(c, sc.TeamIDs)
 	if err != nil {
 		return err
 	}
-	p := s.reportPage(c, "report.yearly", problem, "report.yearly_title", strconv.Itoa(year))
+	p := a.reportPage(c, "report.yearly", problem, "report.yearly_title", strconv.Itoa(year))
 	return response.Render(c, http.StatusOK, web.YearlyReportPage(p, yearlyProps(p.Lang, rep, team, opts)))
 }
 
 // apiReportScope is the API's scope: ?team= by name or id must be one of
 // the caller's teams (not found otherwise).
-func (s *Server) apiReportScope(c echo.Context, v *errs.Validation) (store.ReportScope, error) {
-	sc, err := s.reportScope(c)
+func (a *Area) apiReportScope(c echo.Context, v *errs.Validation) (store.ReportScope, error) {
+	sc, err := a.reportScope(c)
 	if err != nil {
 		return sc, err
 	}
-	team, err := request.TeamID(c.Request().Context(), s.store, request.QueryRef(c, "team"), "team", v)
+	team, err := request.TeamID(c.Request().Context(), a.store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return sc, err
 	}
@@ -169,39 +169,39 @@ func reportFormat(c echo.Context, v *errs.Validation) (format, section string) {
 }
 
 // apiMonthlyReport answers the monthly report as JSON, CSV or XLSX.
-func (s *Server) apiMonthlyReport(c echo.Context) error {
+func (a *Area) apiMonthlyReport(c echo.Context) error {
 	v := errs.NewValidation("server.apiMonthlyReport")
 	month := strings.TrimSpace(c.QueryParam("month"))
 	if month == "" {
-		month = s.thisMonth()
-	} else if _, _, err := store.MonthBounds(month, s.cfg.TZ); err != nil {
+		month = a.thisMonth()
+	} else if _, _, err := store.MonthBounds(month, a.cfg.TZ); err != nil {
 		v.Add("month", "report.month_invalid")
 	}
 	format, section := reportFormat(c, v)
-	sc, err := s.apiReportScope(c, v)
+	sc, err := a.apiReportScope(c, v)
 	if err != nil {
 		return err
 	}
 	if err := v.Err(); err != nil {
 		return err
 	}
-	if err := s.store.CatchUpLedger(c.Request().Context(), s.cfg.TZ); err != nil {
+	if err := a.store.CatchUpLedger(c.Request().Context(), a.cfg.TZ); err != nil {
 		return err
 	}
-	rep, err := s.store.MonthlyReport(c.Request().Context(), s.cfg.TZ, month, sc)
+	rep, err := a.store.MonthlyReport(c.Request().Context(), a.cfg.TZ, month, sc)
 	if err != nil {
 		return err
 	}
 	if format == "json" {
 		return c.JSON(http.StatusOK, rep)
 	}
-	return s.writeExport(c, format, section, "cardhour-monthly-"+month, monthlyTables(request.Lang(c), rep))
+	return a.writeExport(c, format, section, "cardhour-monthly-"+month, monthlyTables(request.Lang(c), rep))
 }
 
 // apiYearlyReport answers the yearly baseline as JSON, CSV or XLSX.
-func (s *Server) apiYearlyReport(c echo.Context) error {
+func (a *Area) apiYearlyReport(c echo.Context) error {
 	v := errs.NewValidation("server.apiYearlyReport")
-	year := time.Now().In(s.cfg.TZ).Year()
+	year := time.Now().In(a.cfg.TZ).Year()
 	if raw := strings.TrimSpace(c.QueryParam("year")); raw != "" {
 		y, err := strconv.Atoi(raw)
 		if err != nil || y < 2000 || y > 9999 {
@@ -210,19 +210,19 @@ func (s *Server) apiYearlyReport(c echo.Context) error {
 		year = y
 	}
 	format, section := reportFormat(c, v)
-	sc, err := s.apiReportScope(c, v)
+	sc, err := a.apiReportScope(c, v)
 	if err != nil {
 		return err
 	}
 	if err := v.Err(); err != nil {
 		return err
 	}
-	rep, err := s.store.YearlyBaseline(c.Request().Context(), s.cfg.TZ, year, sc)
+	rep, err := a.store.YearlyBaseline(c.Request().Context(), a.cfg.TZ, year, sc)
 	if err != nil {
 		return err
 	}
 	if format == "json" {
 		return c.JSON(http.StatusOK, rep)
 	}
-	return s.writeExport(c, format, section, "cardhour-yearly-"+strconv.Itoa(year), yearlyTables(request.Lang(c), rep))
+	return a.writeExport(c, format, section, "cardhour-yearly-"+strconv.Itoa(year), yearlyTables(request.Lang(c), rep))
 }

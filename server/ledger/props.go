@@ -1,4 +1,4 @@
-package server
+package ledger
 
 import (
 	"time"
@@ -41,7 +41,7 @@ func unitRows(us []store.UnitTotal) []web.LedgerUnitRow {
 }
 
 // thisMonth is the current month in the portal's zone.
-func (s *Server) thisMonth() string { return store.MonthOf(time.Now(), s.cfg.TZ) }
+func (a *Area) thisMonth() string { return store.MonthOf(time.Now(), a.cfg.TZ) }
 
 // recorder tells, per round, whether the viewer may record its outputs:
 // its owner (a member or above) and the managers of its team.
@@ -50,10 +50,10 @@ type recorder struct {
 	managed map[int64]bool
 }
 
-func (s *Server) recorderFor(c echo.Context) (recorder, error) {
+func (a *Area) recorderFor(c echo.Context) (recorder, error) {
 	u := request.User(c)
 	r := recorder{user: u, managed: map[int64]bool{}}
-	ids, err := s.store.ManagedTeamIDs(c.Request().Context(), u)
+	ids, err := a.store.ManagedTeamIDs(c.Request().Context(), u)
 	for _, id := range ids {
 		r.managed[id] = true
 	}

@@ -1,4 +1,4 @@
-package server
+package ledger
 
 import (
 	"context"
@@ -21,21 +21,21 @@ import (
 
 // ledgerMonth reads ?month= (YYYY-MM), this month when absent; a month
 // that does not parse is reported and this month shown instead.
-func (s *Server) ledgerMonth(c echo.Context) (month, problem string) {
+func (a *Area) ledgerMonth(c echo.Context) (month, problem string) {
 	month = strings.TrimSpace(c.QueryParam("month"))
 	if month == "" {
-		return s.thisMonth(), ""
+		return a.thisMonth(), ""
 	}
-	if _, _, err := store.MonthBounds(month, s.cfg.TZ); err != nil {
-		return s.thisMonth(), web.T(request.Lang(c), "report.month_invalid")
+	if _, _, err := store.MonthBounds(month, a.cfg.TZ); err != nil {
+		return a.thisMonth(), web.T(request.Lang(c), "report.month_invalid")
 	}
 	return month, ""
 }
 
 // teamOptions are the teams a viewer may filter by: every team for admins,
 // else theirs (ids nil means every team).
-func (s *Server) teamOptions(c echo.Context, ids []int64) ([]web.Option, error) {
-	teams, err := s.store.FindTeams(c.Request().Context())
+func (a *Area) teamOptions(c echo.Context, ids []int64) ([]web.Option, error) {
+	teams, err := a.store.FindTeams(c.Request().Context())
 	if err != nil {
 		return nil, err
 	}
@@ -50,20 +50,20 @@ func (s *Server) teamOptions(c echo.Context, ids []int64) ([]web.Option, error) 
 
 // ledgerPage lists the rounds of the viewer's teams (every team for
 // admins) that ended in a month.
-func (s *Server) ledgerPage(c echo.Context) error {
+func (a *Area) ledgerPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	month, problem := s.ledgerMonth(c)
-	teams, err := scope.Teams(c, s.store)
+	month, problem := a.ledgerMonth(c)
+	teams, err := scope.Teams(c, a.store)
 	if err != nil {
 		return err
 	}
-	opts, err := s.teamOptions(c, teams)
+	opts, err := a.teamOptions(c, teams)
 	if err != nil {
 		return err
 	}
-	d := web.LedgerListProps{Month: month, Prev: store.AddMonths(month, -1), Next: store.AddMonths(month, 1), Zone: s.cfg.TZ.String(),
+	d := web.LedgerListProps{Month: month, Prev: store.AddMonths(month, -1), Next: store.AddMonths(month, 1), Zone: a.cfg.TZ.String(),
 		Teams: opts, Mine: c.QueryParam("mine") != ""}
-	f := store.LedgerFilter{Zone: s.cfg.TZ, Month: month, TeamIDs: teams, Limit: 500}
+	f := store.LedgerFilter{Zone: a.cfg.TZ, Month: month, TeamIDs: teams, Limit: 500}
 	if raw := strings.TrimSpace(c.QueryParam("team")); raw != "" {
 		if id := request.ID(raw); id != 0 && scope.Sees(teams, id) {
 			f.TeamIDs, d.Team = []int64{id}, raw
@@ -74,14 +74,14 @@ func (s *Server) ledgerPage(c echo.Context) error {
 	if d.Mine {
 		f.UserID = request.User(c).ID
 	}
-	if err := s.store.CatchUpLedger(ctx, s.cfg.TZ); err != nil {
+	if err := a.store.CatchUpLedger(ctx, a.cfg.TZ); err != nil {
 		return err
 	}
-	rounds, err := s.store.FindLedgerRounds(ctx, f)
+	rounds, err := a.store.FindLedgerRounds(ctx, f)
 	if err != nil {
 		return err
 	}
-	rec, err := s.recorderFor(c)
+	rec, err := a.recorderFor(c)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (s *Server) ledgerPage(c echo.Context) error {
 	}
 	d.Totals = totalsRow(total)
 	d.Truncated = len(rounds) == f.Limit
-	p := s.pages.Page(c, "ledger.title", "ledger")
+	p := a.pages.Page(c, "ledger.title", "ledger")
 	if problem != "" && p.Flash == "" {
 		p.Flash = problem
 	}
@@ -101,7 +101,7 @@ func (s *Server) ledgerPage(c echo.Context) error {
 
 // ledgerRoundPage shows a round with its outputs and, to those who may, the
 // form to record one (?correct=ID opens it on a correction).
-func (s *Server) ledgerRoundPage(c echo.Context) error {
+func (a *Area) ledgerRoundPage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -111,20 +111,20 @@ func (s *Server) ledgerRoundPage(c echo.Context) error {
 	if raw := c.QueryParam("correct"); raw != "" {
 		correcting = request.ID(raw)
 	}
-	return s.renderRound(c, http.StatusOK, id, f, correcting)
+	return a.renderRound(c, http.StatusOK, id, f, correcting)
 }
 
-func (s *Server) renderRound(c echo.Context, status int, id int64, f web.Form, correcting int64) error {
+func (a *Area) renderRound(c echo.Context, status int, id int64, f web.Form, correcting int64) error {
 	ctx := c.Request().Context()
-	d, err := s.store.FindLedgerRound(ctx, s.cfg.TZ, id)
+	d, err := a.store.FindLedgerRound(ctx, a.cfg.TZ, id)
 	if errs.Is(err, errs.Conflict) {
 		_, _, msg, _ := response.Describe(err, request.Lang(c))
-		return response.Render(c, http.StatusOK, web.LedgerWaitPage(s.pages.Page(c, "ledger.title", "ledger"), web.LedgerWaitProps{BookingID: id, Message: msg}))
+		return response.Render(c, http.StatusOK, web.LedgerWaitPage(a.pages.Page(c, "ledger.title", "ledger"), web.LedgerWaitProps{BookingID: id, Message: msg}))
 	}
 	if err != nil {
 		return err
 	}
-	rec, err := s.recorderFor(c)
+	rec, err := a.recorderFor(c)
 	if err != nil {
 		return err
 	}
@@ -153,22 +153,22 @@ func (s *Server) renderRound(c echo.Context, status int, id int64, f web.Form, c
 		}
 	}
 	if props.CanRecord {
-		if props.Units, err = s.store.FindOutputUnits(ctx, d.TaskID, d.TeamID, 20); err != nil {
+		if props.Units, err = a.store.FindOutputUnits(ctx, d.TaskID, d.TeamID, 20); err != nil {
 			return err
 		}
 	}
-	if props.Files, err = s.roundFiles(ctx, id); err != nil {
+	if props.Files, err = a.roundFiles(ctx, id); err != nil {
 		return err
 	}
-	return response.Render(c, status, web.LedgerRoundPage(s.pages.Page(c, "ledger.title", "ledger"), props))
+	return response.Render(c, status, web.LedgerRoundPage(a.pages.Page(c, "ledger.title", "ledger"), props))
 }
 
 // roundFiles lists the script, config and plan versions a round used:
 // for each of its task's files, the version current when the booking
 // began (store.FindBookingFileVersions, issue 6). A viewer who may not read
 // the task's files sees none.
-func (s *Server) roundFiles(ctx context.Context, bookingID int64) ([]web.LedgerFileLink, error) {
-	vs, err := s.store.FindBookingFileVersions(ctx, bookingID)
+func (a *Area) roundFiles(ctx context.Context, bookingID int64) ([]web.LedgerFileLink, error) {
+	vs, err := a.store.FindBookingFileVersions(ctx, bookingID)
 	if errs.Is(err, errs.Forbidden) || errs.Is(err, errs.NotFound) {
 		return nil, nil
 	}
@@ -211,7 +211,7 @@ func outputInputFromForm(f web.Form) (store.OutputInput, error) {
 }
 
 // recordOutputForm appends an output (or a correction) to a round.
-func (s *Server) recordOutputForm(c echo.Context) error {
+func (a *Area) recordOutputForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -220,38 +220,38 @@ func (s *Server) recordOutputForm(c echo.Context) error {
 	in, err := outputInputFromForm(f)
 	var out *store.OutputView
 	if err == nil {
-		out, err = s.store.RecordOutput(c.Request().Context(), s.cfg.TZ, id, in)
+		out, err = a.store.RecordOutput(c.Request().Context(), a.cfg.TZ, id, in)
 	}
 	if err == nil {
 		key := "ledger.flash_recorded"
 		if out.CorrectsID != nil {
 			key = "ledger.flash_corrected"
 		}
-		return s.pages.RedirectWithFlash(c, "/ledger/rounds/"+web.I64(id)+"#outputs", web.T(request.Lang(c), key, store.FormatQuantity(out.Quantity), out.Unit))
+		return a.pages.RedirectWithFlash(c, "/ledger/rounds/"+web.I64(id)+"#outputs", web.T(request.Lang(c), key, store.FormatQuantity(out.Quantity), out.Unit))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderRound(c, response.StatusOf(err), id, f, in.CorrectsID)
+	return a.renderRound(c, response.StatusOf(err), id, f, in.CorrectsID)
 }
 
 // taskLedgerPage shows a task's ledger to any signed-in user, as its task
 // page is; the kind is set by those who may change the task.
-func (s *Server) taskLedgerPage(c echo.Context) error {
+func (a *Area) taskLedgerPage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	return s.renderTaskLedger(c, http.StatusOK, id, web.NewForm())
+	return a.renderTaskLedger(c, http.StatusOK, id, web.NewForm())
 }
 
-func (s *Server) renderTaskLedger(c echo.Context, status int, id int64, kind web.Form) error {
+func (a *Area) renderTaskLedger(c echo.Context, status int, id int64, kind web.Form) error {
 	ctx := c.Request().Context()
-	l, err := s.store.FindTaskLedger(ctx, s.cfg.TZ, id)
+	l, err := a.store.FindTaskLedger(ctx, a.cfg.TZ, id)
 	if err != nil {
 		return err
 	}
-	rec, err := s.recorderFor(c)
+	rec, err := a.recorderFor(c)
 	if err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func (s *Server) renderTaskLedger(c echo.Context, status int, id int64, kind web
 	for _, k := range store.TaskKinds {
 		d.Kinds = append(d.Kinds, web.Option{Value: k, Label: web.T(lang, "lgkind."+k)})
 	}
-	if d.CanSetKind, err = scope.MayPlan(c, s.store, l.Task.TeamID); err != nil {
+	if d.CanSetKind, err = scope.MayPlan(c, a.store, l.Task.TeamID); err != nil {
 		return err
 	}
 	if _, ok := kind.Values["kind"]; !ok {
@@ -275,26 +275,26 @@ func (s *Server) renderTaskLedger(c echo.Context, status int, id int64, kind web
 	for _, r := range l.Rounds {
 		d.Rounds = append(d.Rounds, roundRow(r, rec.may(r.UserID, r.TeamID)))
 	}
-	return response.Render(c, status, web.TaskLedgerPage(s.pages.Page(c, "ledger.title", "ledger"), d, kind))
+	return response.Render(c, status, web.TaskLedgerPage(a.pages.Page(c, "ledger.title", "ledger"), d, kind))
 }
 
 // setTaskKindForm classifies a task for the yearly baseline.
-func (s *Server) setTaskKindForm(c echo.Context) error {
+func (a *Area) setTaskKindForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	f := request.Form(c, "kind")
-	err = s.store.SetTaskKind(c.Request().Context(), id, f.Value("kind"))
+	err = a.store.SetTaskKind(c.Request().Context(), id, f.Value("kind"))
 	if err == nil {
 		label := web.T(request.Lang(c), "lgkind.none")
 		if k := f.Value("kind"); k != "" {
 			label = web.T(request.Lang(c), "lgkind."+k)
 		}
-		return s.pages.RedirectWithFlash(c, "/ledger/tasks/"+web.I64(id), web.T(request.Lang(c), "ledger.flash_kind", label))
+		return a.pages.RedirectWithFlash(c, "/ledger/tasks/"+web.I64(id), web.T(request.Lang(c), "ledger.flash_kind", label))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderTaskLedger(c, response.StatusOf(err), id, f)
+	return a.renderTaskLedger(c, response.StatusOf(err), id, f)
 }
