@@ -29,7 +29,7 @@ func TestSeedDemo(t *testing.T) {
 			}
 		}
 		// The demo's past never holds a card twice, nor do its live bookings.
-		assertNoDoubleBooking(t, st)
+		storetest.AssertNoDoubleBooking(t, st)
 		if _, err := st.Authenticate(ctx, "wangfang", store.DemoPassword); err != nil {
 			t.Errorf("demo user cannot log in: %v", err)
 		}
