@@ -117,7 +117,7 @@ func TestBookingsInOneTransaction(t *testing.T) {
 		if err != nil || fmt.Sprint(book) != fmt.Sprint(scan) {
 			t.Errorf("placement book %v, database %v (%v)", book, scan, err)
 		}
-		assertNoDoubleBooking(t, w.st)
+		storetest.AssertNoDoubleBooking(t, w.st)
 		// The next booking sees the batch: nothing is free from +2 h to +4 h.
 		if _, err := w.book(t, w.member, w.normal, 1, 2, 4); !errs.Is(err, errs.Conflict) {
 			t.Errorf("booking a full window after the batch: %v, want a conflict", err)

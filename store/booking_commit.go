@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"time"
 
 	"gorm.io/gorm"
 
@@ -93,104 +91,6 @@ func (s *Store) preempt(ctx context.Context, tx *gorm.DB, id int64, by *Booking)
 		return err
 	}
 	return s.audit(ctx, tx, "preempt", "booking", victim.ID, fmt.Sprintf("by booking #%d (%s)", by.ID, task.Name), before, victim)
-}
-
-// Notification is an in-app message to one user.
-type Notification struct {
-	ID         int64      `json:"id"`
-	UserID     int64      `json:"user_id"`
-	Kind       string     `json:"kind"`
-	MessageKey string     `json:"message_key"`
-	ArgsJSON   string     `json:"-"`
-	Link       string     `json:"link"`
-	CreatedAt  time.Time  `json:"created_at"`
-	ReadAt     *time.Time `json:"read_at"`
-}
-
-// Args decodes the message arguments.
-func (n Notification) Args() []any {
-	var out []any
-	_ = json.Unmarshal([]byte(n.ArgsJSON), &out)
-	return out
-}
-
-func (s *Store) notify(tx *gorm.DB, userID int64, kind, key, link string, args ...any) error {
-	b, err := json.Marshal(args)
-	if err != nil {
-		return err
-	}
-	return tx.Create(&Notification{UserID: userID, Kind: kind, MessageKey: key, ArgsJSON: string(b), Link: link, CreatedAt: s.now()}).Error
-}
-
-// FindNotifications lists a user's newest notifications.
-func (s *Store) FindNotifications(ctx context.Context, userID int64, unreadOnly bool, limit int) ([]Notification, error) {
-	q := s.read(ctx).Where("user_id = ?", userID)
-	if unreadOnly {
-		q = q.Where("read_at IS NULL")
-	}
-	var out []Notification
-	if err := q.Order("id DESC").Limit(limitOr(limit, 20)).Find(&out).Error; err != nil {
-		return nil, translate("store.FindNotifications", err)
-	}
-	return out, nil
-}
-
-// MarkNotificationsRead marks all of a user's notifications read.
-func (s *Store) MarkNotificationsRead(ctx context.Context, userID int64) error {
-	err := s.read(ctx).Model(&Notification{}).Where("user_id = ? AND read_at IS NULL", userID).Update("read_at", s.now()).Error
-	return translate("store.MarkNotificationsRead", err)
-}
-
-// checkQuota tests cards over w against the team's quota for the card type,
-// counting every live or finished booking but except (nil for none): the
-// quota's running total, less what except draws, and the peak of cards held
-// during w.
-func (s *Store) checkQuota(tx *gorm.DB, teamID, cardTypeID int64, cards int, w schedule.Interval, except *Booking) (schedule.QuotaVerdict, *Quota, error) {
-	q, err := s.quotaFor(tx, teamID, cardTypeID, w.Start)
-	if err != nil || q == nil {
-		return schedule.CheckQuota(nil, cards, w, 0, 0), nil, err
-	}
-	sq := q.policy()
-	var exceptID int64
-	if except != nil {
-		exceptID = except.ID
-	}
-	// The cap on cards at once needs the peak only when there is a cap and
-	// w lies inside the quota (outside it the verdict is already no).
-	var peak int
-	if q.MaxCards > 0 && !w.Start.Before(sq.ValidFrom) && !w.End.After(sq.ExpiresAt) {
-		if peak, err = s.teamHeldPeak(tx, teamID, cardTypeID, w, exceptID); err != nil {
-			return schedule.QuotaVerdict{}, nil, err
-		}
-	}
-	used := q.UsedCardSeconds - drawnCardSeconds(except, q.window())
-	return schedule.CheckQuota(&sq, cards, w, used, peak), q, nil
-}
-
-func fieldErr(op, field, key string) error {
-	return &errs.Error{Code: errs.Invalid, Op: op, Key: key, Fields: map[string]string{field: key}}
-}
-
-func hours(seconds int64) string {
-	return fmt.Sprintf("%.1f", float64(seconds)/3600)
-}
-
-func quotaErr(op string, v schedule.QuotaVerdict) error {
-	switch v.Limit {
-	case schedule.LimitHours:
-		return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.over_hours", Args: []any{hours(v.OverBy)}}
-	case schedule.LimitCards:
-		return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.over_cards", Args: []any{v.OverBy}}
-	case schedule.LimitExpiry:
-		return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.past_expiry", Args: []any{hours(v.OverBy)}}
-	case schedule.LimitNotYet:
-		return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.not_yet_valid", Args: []any{hours(v.OverBy)}}
-	}
-	return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.none"}
-}
-
-func quotaSummary(v schedule.QuotaVerdict) string {
-	return fmt.Sprintf("quota %s exceeded by %d", v.Limit, v.OverBy)
 }
 
 func noCapacityErr(op string, s *schedule.Shortfall) error {

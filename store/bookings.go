@@ -118,7 +118,7 @@ type BookingPolicy struct {
 	// PastSlack accepts a start this far in the past as "now" (clocks differ).
 	PastSlack time.Duration
 	// NoShowAfter ends a booking as a no-show when telemetry saw nothing
-	// run on its cards this long from its start (no_show.go); 0 = off.
+	// run on its cards this long from its start (booking_no_show.go); 0 = off.
 	NoShowAfter time.Duration
 }
 
@@ -167,7 +167,7 @@ type BookingResult struct {
 // Taking the lock raises the type's booking generation: the update is what
 // locks the row on MySQL, and the new generation tells this transaction
 // whether the placement book it keeps in memory is current (see
-// card_type_book.go).
+// booking_books.go).
 func (s *Store) lockCardType(tx *gorm.DB, id int64, ct *CardType) error {
 	const op = "store.lockCardType"
 	if tn := lockedNote(tx, id); tn != nil {

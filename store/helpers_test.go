@@ -173,21 +173,6 @@ func assertFields(tb testing.TB, got, want map[string]string) {
 	}
 }
 
-// assertNoDoubleBooking fails when any card is held by two bookings whose
-// windows overlap: the rule the booking code exists to keep.
-func assertNoDoubleBooking(tb testing.TB, st *store.Store) {
-	tb.Helper()
-	var overlaps int64
-	q := `SELECT COUNT(*) FROM booking_cards a JOIN booking_cards b ON a.card_id = b.card_id AND a.id < b.id
-	      AND a.held = 1 AND b.held = 1 AND a.start_at < b.end_at AND b.start_at < a.end_at`
-	if err := st.DB().QueryRow(q).Scan(&overlaps); err != nil {
-		tb.Fatal(err)
-	}
-	if overlaps != 0 {
-		tb.Errorf("%d overlapping card assignments in the database", overlaps)
-	}
-}
-
 // openTwoStores opens two stores on one migrated database, as two server
 // processes would; now replaces their clock when not nil.
 func openTwoStores(t *testing.T, dialect string, now func() time.Time) (one, two *store.Store) {

@@ -123,3 +123,38 @@ func (s *Store) FindMemberships(ctx context.Context, f MembershipFilter) ([]Memb
 	}
 	return out, nil
 }
+
+// TeamIDsOf lists the teams the user belongs to with any role.
+func (s *Store) TeamIDsOf(ctx context.Context, userID int64) ([]int64, error) {
+	ids := []int64{}
+	err := s.read(ctx).Model(&Membership{}).Where("user_id = ?", userID).Order("team_id").Pluck("team_id", &ids).Error
+	return ids, translate("store.TeamIDsOf", err)
+}
+
+// BookableTeamIDs lists the teams the user may book for: all for admins,
+// else the teams where they are a member or manager.
+func (s *Store) BookableTeamIDs(ctx context.Context, u *User) ([]int64, error) {
+	ids := []int64{}
+	q := s.read(ctx)
+	var err error
+	if u.Role == RoleAdmin {
+		err = q.Model(&Team{}).Order("id").Pluck("id", &ids).Error
+	} else if RoleRank(u.Role) >= RoleRank(RoleMember) {
+		err = q.Model(&Membership{}).Where("user_id = ? AND role IN ?", u.ID, []string{TeamRoleManager, TeamRoleMember}).
+			Order("team_id").Pluck("team_id", &ids).Error
+	}
+	return ids, translate("store.BookableTeamIDs", err)
+}
+
+// ManagedTeamIDs lists the teams the user manages: all for admins.
+func (s *Store) ManagedTeamIDs(ctx context.Context, u *User) ([]int64, error) {
+	ids := []int64{}
+	q := s.read(ctx)
+	var err error
+	if u.Role == RoleAdmin {
+		err = q.Model(&Team{}).Order("id").Pluck("id", &ids).Error
+	} else if RoleRank(u.Role) >= RoleRank(RoleManager) {
+		err = q.Model(&Membership{}).Where("user_id = ? AND role = ?", u.ID, TeamRoleManager).Order("team_id").Pluck("team_id", &ids).Error
+	}
+	return ids, translate("store.ManagedTeamIDs", err)
+}

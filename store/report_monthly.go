@@ -184,7 +184,6 @@ func (s *Store) MonthlyReport(ctx context.Context, loc *time.Location, month str
 	for i := range months {
 		months[i] = AddMonths(month, i-ReportTrendMonths+1)
 	}
-	prev := months[len(months)-2]
 	aggs, err := s.monthAggs(ctx, rep.Zone, months, teams)
 	if err != nil {
 		return nil, translate(op, err)
@@ -197,7 +196,23 @@ func (s *Store) MonthlyReport(ctx context.Context, loc *time.Location, month str
 	if err != nil {
 		return nil, translate(op, err)
 	}
-	var taskIDs, userIDs []int64
+	taskIDs, userIDs := monthReportIDs(aggs, entries, idle)
+	names, err := s.loadReportNames(ctx, taskIDs, userIDs)
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	at := rep.addRounds(aggs, months, names)
+	rep.addOutputs(entries, names, at)
+	rep.addIdle(idle, names)
+	rep.sortLists()
+	if rep.Quotas, err = s.quotaMonths(ctx, from, to, teams, names); err != nil {
+		return nil, translate(op, err)
+	}
+	return rep, nil
+}
+
+// monthReportIDs are the tasks and users the month's report names.
+func monthReportIDs(aggs []monthAgg, entries []monthEntry, idle []idleRound) (taskIDs, userIDs []int64) {
 	for _, a := range aggs {
 		taskIDs = append(taskIDs, a.TaskID)
 	}
@@ -209,27 +224,33 @@ func (s *Store) MonthlyReport(ctx context.Context, loc *time.Location, month str
 		taskIDs = append(taskIDs, r.TaskID)
 		userIDs = append(userIDs, r.UserID)
 	}
-	names, err := s.loadReportNames(ctx, taskIDs, userIDs)
-	if err != nil {
-		return nil, translate(op, err)
-	}
+	return taskIDs, userIDs
+}
 
-	// Trend, totals, teams and tasks.
+// reportIndex finds a team's and a task's place in the report's lists.
+type reportIndex struct {
+	team, task map[int64]int
+}
+
+// addRounds sums the months' rounds into the trend, the month's and the
+// previous month's totals, and the teams and tasks of the month (teams
+// with rounds only the month before stay listed, for the comparison).
+func (rep *MonthlyReport) addRounds(aggs []monthAgg, months []string, names *reportNames) reportIndex {
+	month, prev := rep.Month, months[len(months)-2]
 	trend := map[string]*LedgerTotals{}
 	for _, m := range months {
 		trend[m] = &LedgerTotals{}
 	}
-	teamAt := map[int64]int{}
-	taskAt := map[int64]int{}
+	at := reportIndex{team: map[int64]int{}, task: map[int64]int{}}
 	for _, a := range aggs {
 		trend[a.Month].Add(a.totals())
 		if a.Month != month && a.Month != prev {
 			continue
 		}
-		i, ok := teamAt[a.TeamID]
+		i, ok := at.team[a.TeamID]
 		if !ok {
 			i = len(rep.Teams)
-			teamAt[a.TeamID] = i
+			at.team[a.TeamID] = i
 			rep.Teams = append(rep.Teams, TeamMonth{TeamID: a.TeamID, Team: names.teams[a.TeamID], Outputs: []UnitTotal{}})
 		}
 		if a.Month == prev {
@@ -237,10 +258,10 @@ func (s *Store) MonthlyReport(ctx context.Context, loc *time.Location, month str
 			continue
 		}
 		rep.Teams[i].LedgerTotals.Add(a.totals())
-		j, ok := taskAt[a.TaskID]
+		j, ok := at.task[a.TaskID]
 		if !ok {
 			j = len(rep.Tasks)
-			taskAt[a.TaskID] = j
+			at.task[a.TaskID] = j
 			rep.Tasks = append(rep.Tasks, TaskMonth{TaskID: a.TaskID, Task: names.tasks[a.TaskID], Kind: names.kinds[a.TaskID],
 				TeamID: a.TeamID, Team: names.teams[a.TeamID], Outputs: []UnitTotal{}})
 		}
@@ -251,9 +272,12 @@ func (s *Store) MonthlyReport(ctx context.Context, loc *time.Location, month str
 	}
 	rep.Totals, rep.Previous = *trend[month], *trend[prev]
 	rep.Empty = rep.Totals.Rounds == 0
+	return at
+}
 
-	// Outputs: the entries, their totals by team, task and overall, and the
-	// best per cost.
+// addOutputs lists the month's output entries, sums them by team, task and
+// overall, and picks the best per cost.
+func (rep *MonthlyReport) addOutputs(entries []monthEntry, names *reportNames, at reportIndex) {
 	var all []outputFact
 	byTeam, byTask := map[int64][]outputFact{}, map[int64][]outputFact{}
 	for _, e := range entries {
@@ -269,12 +293,12 @@ func (s *Store) MonthlyReport(ctx context.Context, loc *time.Location, month str
 		byTask[line.TaskID] = append(byTask[line.TaskID], f)
 		// Every round has a row in the month it ended in, so its team and
 		// task are listed already; this keeps the index safe regardless.
-		if _, ok := teamAt[line.TeamID]; !ok {
-			teamAt[line.TeamID] = len(rep.Teams)
+		if _, ok := at.team[line.TeamID]; !ok {
+			at.team[line.TeamID] = len(rep.Teams)
 			rep.Teams = append(rep.Teams, TeamMonth{TeamID: line.TeamID, Team: line.Team, Outputs: []UnitTotal{}})
 		}
-		if _, ok := taskAt[line.TaskID]; !ok {
-			taskAt[line.TaskID] = len(rep.Tasks)
+		if _, ok := at.task[line.TaskID]; !ok {
+			at.task[line.TaskID] = len(rep.Tasks)
 			rep.Tasks = append(rep.Tasks, TaskMonth{TaskID: line.TaskID, Task: line.Task, Kind: names.kinds[line.TaskID],
 				TeamID: line.TeamID, Team: line.Team, Outputs: []UnitTotal{}})
 		}
@@ -283,28 +307,26 @@ func (s *Store) MonthlyReport(ctx context.Context, loc *time.Location, month str
 		rep.Outputs = unitTotals(all)
 	}
 	for id, fs := range byTeam {
-		rep.Teams[teamAt[id]].Outputs = unitTotals(fs)
+		rep.Teams[at.team[id]].Outputs = unitTotals(fs)
 	}
 	for id, fs := range byTask {
-		rep.Tasks[taskAt[id]].Outputs = unitTotals(fs)
+		rep.Tasks[at.task[id]].Outputs = unitTotals(fs)
 	}
 	rep.Best = bestPerCost(rep.Entries)
+}
 
-	// Idle rounds.
+// addIdle lists the month's idle rounds with their names.
+func (rep *MonthlyReport) addIdle(idle []idleRound, names *reportNames) {
 	for _, r := range idle {
 		line := r.RoundLine
 		line.Task, line.Team, line.User, line.CardType = names.tasks[line.TaskID], names.teams[line.TeamID], names.users[r.UserID], names.cardTypes[r.CardTypeID]
 		rep.Idle = append(rep.Idle, line)
 	}
+}
 
-	// Teams without rounds this month but with some last month stay listed
-	// for the comparison; order teams by cost, tasks by team then cost.
-	sort.SliceStable(rep.Teams, func(i, j int) bool {
-		if rep.Teams[i].CostFen != rep.Teams[j].CostFen {
-			return rep.Teams[i].CostFen > rep.Teams[j].CostFen
-		}
-		return rep.Teams[i].Team < rep.Teams[j].Team
-	})
+// sortLists orders teams by cost, tasks by team then cost.
+func (rep *MonthlyReport) sortLists() {
+	sortTeamsByCost(rep.Teams)
 	sort.SliceStable(rep.Tasks, func(i, j int) bool {
 		a, b := rep.Tasks[i], rep.Tasks[j]
 		if a.Team != b.Team {
@@ -315,11 +337,16 @@ func (s *Store) MonthlyReport(ctx context.Context, loc *time.Location, month str
 		}
 		return a.Task < b.Task
 	})
+}
 
-	if rep.Quotas, err = s.quotaMonths(ctx, from, to, teams, names); err != nil {
-		return nil, translate(op, err)
-	}
-	return rep, nil
+// sortTeamsByCost orders a report's teams by cost, most first, then name.
+func sortTeamsByCost(teams []TeamMonth) {
+	sort.SliceStable(teams, func(i, j int) bool {
+		if teams[i].CostFen != teams[j].CostFen {
+			return teams[i].CostFen > teams[j].CostFen
+		}
+		return teams[i].Team < teams[j].Team
+	})
 }
 
 // bestPerCost keeps, for each of the most recorded units, the entries with

@@ -87,40 +87,6 @@ func TestMonthlyReportPerTeamTaskQuotaIdleAndBest(t *testing.T) {
 	})
 }
 
-func TestTaskLedgerTellsOverAndIdleHeavy(t *testing.T) {
-	storetest.ForEachDialectName(t, func(t *testing.T, d string) {
-		w := newLedgerWorld(t, d) // the tasks' estimate is 10 card-hours
-		a := w.book(t, w.member, w.normal, 2, 0, 2)
-		w.feed(t, a, 0, 2, 0.9, 0)
-		w.until(t, 2)
-		led, err := w.st.FindTaskLedger(context.Background(), w.loc, w.normal.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(led.Deviation) != 1 || led.Deviation[0] != store.DeviationOnPlan || led.Finished.BookedCardSeconds != 4*lgCardHour {
-			t.Errorf("after 4 of 10 card-hours, busy: %v %+v", led.Deviation, led.Finished)
-		}
-		b := w.book(t, w.member, w.normal, 4, 2, 4)
-		w.feed(t, b, 2, 4, 0.1, 0.8)
-		w.until(t, 3)
-		led, err = w.st.FindTaskLedger(context.Background(), w.loc, w.normal.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if led.LiveCardSeconds != 8*lgCardHour || len(led.Deviation) != 1 || led.Deviation[0] != store.DeviationOver {
-			t.Errorf("with 8 more card-hours running: live %d, %v", led.LiveCardSeconds, led.Deviation)
-		}
-		w.until(t, 4)
-		led, err = w.st.FindTaskLedger(context.Background(), w.loc, w.normal.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(led.Deviation) != 2 || led.Deviation[1] != store.DeviationIdleHeavy || len(led.Rounds) != 2 {
-			t.Errorf("12 card-hours, mostly idle: %v rounds %d", led.Deviation, len(led.Rounds))
-		}
-	})
-}
-
 func TestYearlyBaselineGivesCardHoursPerUnitByKind(t *testing.T) {
 	storetest.ForEachDialectName(t, func(t *testing.T, d string) {
 		w := newLedgerWorld(t, d)

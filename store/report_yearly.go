@@ -106,7 +106,15 @@ func (s *Store) YearlyBaseline(ctx context.Context, loc *time.Location, year int
 	if err != nil {
 		return nil, translate(op, err)
 	}
+	teamAt := rep.addRounds(aggs, months, names)
+	rep.addOutputs(outs, names, teamAt)
+	rep.sortLists()
+	return rep, nil
+}
 
+// addRounds sums the year's rounds by month, by kind of task and card
+// type, and by team; it returns each team's index in rep.Teams.
+func (rep *YearlyBaseline) addRounds(aggs []monthAgg, months []string, names *reportNames) map[int64]int {
 	byMonth := map[string]*LedgerTotals{}
 	for _, m := range months {
 		byMonth[m] = &LedgerTotals{}
@@ -144,7 +152,16 @@ func (s *Store) YearlyBaseline(ctx context.Context, loc *time.Location, year int
 		rep.Months = append(rep.Months, MonthTotals{Month: m, LedgerTotals: *byMonth[m]})
 	}
 	rep.Empty = rep.Totals.BookedCardSeconds == 0
+	for k, ky := range kinds {
+		ky.Tasks = len(kindTasks[k])
+		rep.Kinds = append(rep.Kinds, *ky)
+	}
+	return teamAt
+}
 
+// addOutputs sums the year's outputs into the baseline lines (kind of
+// task, card type, unit) and into the units of each team at teamAt.
+func (rep *YearlyBaseline) addOutputs(outs []yearOutput, names *reportNames, teamAt map[int64]int) {
 	type lineKey struct {
 		kind     string
 		cardType int64
@@ -190,60 +207,60 @@ func (s *Store) YearlyBaseline(ctx context.Context, loc *time.Location, year int
 		rep.Baseline = append(rep.Baseline, *l)
 	}
 	for id, units := range teamUnits {
-		i, ok := teamAt[id]
-		if !ok {
-			continue
+		if i, ok := teamAt[id]; ok {
+			rep.Teams[i].Outputs = unitList(units)
 		}
-		list := make([]UnitTotal, 0, len(units))
-		for _, u := range units {
-			u.Quantity = roundQuantity(u.Quantity)
-			u.PerThousandYuan = PerThousandYuan(u.Quantity, u.CostFen)
-			list = append(list, *u)
+	}
+}
+
+// unitList is a team's units of output, most rounds first.
+func unitList(units map[string]*UnitTotal) []UnitTotal {
+	list := make([]UnitTotal, 0, len(units))
+	for _, u := range units {
+		u.Quantity = roundQuantity(u.Quantity)
+		u.PerThousandYuan = PerThousandYuan(u.Quantity, u.CostFen)
+		list = append(list, *u)
+	}
+	sort.Slice(list, func(a, b int) bool {
+		if list[a].Rounds != list[b].Rounds {
+			return list[a].Rounds > list[b].Rounds
 		}
-		sort.Slice(list, func(a, b int) bool {
-			if list[a].Rounds != list[b].Rounds {
-				return list[a].Rounds > list[b].Rounds
-			}
-			return list[a].Unit < list[b].Unit
-		})
-		rep.Teams[i].Outputs = list
-	}
-	for k, ky := range kinds {
-		ky.Tasks = len(kindTasks[k])
-		rep.Kinds = append(rep.Kinds, *ky)
-	}
-	kindRank := func(k string) int {
-		for i, x := range TaskKinds {
-			if x == k {
-				return i
-			}
-		}
-		return len(TaskKinds) // unclassified last
-	}
+		return list[a].Unit < list[b].Unit
+	})
+	return list
+}
+
+// sortLists orders kinds and baseline lines as TaskKinds lists the kinds
+// (unclassified last), then by card type and unit; teams by cost.
+func (rep *YearlyBaseline) sortLists() {
 	sort.Slice(rep.Kinds, func(i, j int) bool {
 		a, b := rep.Kinds[i], rep.Kinds[j]
-		if kindRank(a.Kind) != kindRank(b.Kind) {
-			return kindRank(a.Kind) < kindRank(b.Kind)
+		if taskKindRank(a.Kind) != taskKindRank(b.Kind) {
+			return taskKindRank(a.Kind) < taskKindRank(b.Kind)
 		}
 		return a.CardType < b.CardType
 	})
 	sort.Slice(rep.Baseline, func(i, j int) bool {
 		a, b := rep.Baseline[i], rep.Baseline[j]
-		if kindRank(a.Kind) != kindRank(b.Kind) {
-			return kindRank(a.Kind) < kindRank(b.Kind)
+		if taskKindRank(a.Kind) != taskKindRank(b.Kind) {
+			return taskKindRank(a.Kind) < taskKindRank(b.Kind)
 		}
 		if a.CardType != b.CardType {
 			return a.CardType < b.CardType
 		}
 		return a.Unit < b.Unit
 	})
-	sort.SliceStable(rep.Teams, func(i, j int) bool {
-		if rep.Teams[i].CostFen != rep.Teams[j].CostFen {
-			return rep.Teams[i].CostFen > rep.Teams[j].CostFen
+	sortTeamsByCost(rep.Teams)
+}
+
+// taskKindRank is a kind's place in TaskKinds, unclassified last.
+func taskKindRank(k string) int {
+	for i, x := range TaskKinds {
+		if x == k {
+			return i
 		}
-		return rep.Teams[i].Team < rep.Teams[j].Team
-	})
-	return rep, nil
+	}
+	return len(TaskKinds) // unclassified last
 }
 
 // yearOutput sums the current outputs of one unit recorded for the rounds

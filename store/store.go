@@ -38,7 +38,7 @@ type Store struct {
 	now     func() time.Time
 	policy  BookingPolicy
 	writeMu sync.Mutex
-	books   bookKeep // the card types' placement books (card_type_book.go)
+	books   bookKeep // the card types' placement books (booking_books.go)
 	// batches queues booking requests per card type (booking_batch.go).
 	batches bookingBatches
 	// consecutiveIDs: a multi-row insert's ids are consecutive, so a batch

@@ -318,12 +318,3 @@ func (s *Store) Authenticate(ctx context.Context, username, password string) (*U
 // dummyHash is a bcrypt hash of a random string, compared against when the
 // user does not exist.
 const dummyHash = "$2a$10$7EqJtq98hPqEX7fNZaFWoOHi5gK6R3wF8rY8P2wV7p8Q5s6uYQZ9m"
-
-// withKey sets the message key of a not-found error so the user is told what
-// was missing.
-func withKey(err error, key string) error {
-	if e, ok := errs.As(err); ok && e.Code == errs.NotFound && e.Key == "" {
-		e.Key = key
-	}
-	return err
-}

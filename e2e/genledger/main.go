@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"cardhour/config"
+	"cardhour/e2e/genledger/dataset"
 	"cardhour/store"
 )
 
@@ -50,15 +51,15 @@ func main() {
 }
 
 type result struct {
-	Dialect string              `json:"dialect"`
-	Stats   *store.DatasetStats `json:"data"`
-	Month   string              `json:"month"`
-	Runs    int                 `json:"runs"`
-	Monthly timing              `json:"monthly_report"`
-	Yearly  timing              `json:"yearly_baseline"`
-	Rounds  int                 `json:"month_rounds"`
-	Outputs int                 `json:"month_outputs"`
-	Seconds float64             `json:"seconds"`
+	Dialect string         `json:"dialect"`
+	Stats   *dataset.Stats `json:"data"`
+	Month   string         `json:"month"`
+	Runs    int            `json:"runs"`
+	Monthly timing         `json:"monthly_report"`
+	Yearly  timing         `json:"yearly_baseline"`
+	Rounds  int            `json:"month_rounds"`
+	Outputs int            `json:"month_outputs"`
+	Seconds float64        `json:"seconds"`
 }
 
 // timing is the spread of several timed runs, in milliseconds.
@@ -109,7 +110,7 @@ func run(db, data, adminPW string, cards, bookings, days int, from, tz string, s
 	if _, err := st.EnsureAdmin(ctx, adminPW); err != nil {
 		return err
 	}
-	spec := store.DatasetSpec{Cards: cards, Bookings: bookings, Days: days, Seed: seed, Zone: loc}
+	spec := dataset.Spec{Cards: cards, Bookings: bookings, Days: days, Seed: seed, Zone: loc}
 	if from != "" {
 		t, err := time.ParseInLocation(time.DateOnly, from, loc)
 		if err != nil {
@@ -130,7 +131,7 @@ func run(db, data, adminPW string, cards, bookings, days int, from, tz string, s
 		}
 		fmt.Fprintf(os.Stderr, "\r%-14s %d/%d", stage, done, total)
 	}
-	stats, err := st.GenerateLedgerDataset(ctx, spec)
+	stats, err := dataset.Generate(ctx, st, spec)
 	if !jsonOut {
 		fmt.Fprintln(os.Stderr)
 	}

@@ -217,6 +217,21 @@ func AssertCode(tb testing.TB, err error, code errs.Code, key string) *errs.Erro
 	return e
 }
 
+// AssertNoDoubleBooking fails when any card is held by two bookings whose
+// windows overlap: the rule the booking code exists to keep.
+func AssertNoDoubleBooking(tb testing.TB, st *store.Store) {
+	tb.Helper()
+	var overlaps int64
+	q := `SELECT COUNT(*) FROM booking_cards a JOIN booking_cards b ON a.card_id = b.card_id AND a.id < b.id
+	      AND a.held = 1 AND b.held = 1 AND a.start_at < b.end_at AND b.start_at < a.end_at`
+	if err := st.DB().QueryRow(q).Scan(&overlaps); err != nil {
+		tb.Fatal(err)
+	}
+	if overlaps != 0 {
+		tb.Errorf("%d overlapping card assignments in the database", overlaps)
+	}
+}
+
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
 // MustCount returns the number of rows in table.

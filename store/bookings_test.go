@@ -428,6 +428,6 @@ func TestConcurrentBookingsMatchCapacityExactly(t *testing.T) {
 		if ok != cards*slots {
 			t.Errorf("%d bookings succeeded, want exactly %d", ok, cards*slots)
 		}
-		assertNoDoubleBooking(t, w.st)
+		storetest.AssertNoDoubleBooking(t, w.st)
 	})
 }

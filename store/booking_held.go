@@ -31,23 +31,6 @@ func heldAssignmentsIndexed(tx *gorm.DB, cardTypeID int64, w schedule.Interval, 
 	return out, nil
 }
 
-// teamHeldPeak is the most cards of the type the team holds at once during
-// w, but except: the quota's cap on cards at once. It counts held cards,
-// so a preempted booking counts until its cut, as its cards are still busy.
-func (s *Store) teamHeldPeak(tx *gorm.DB, teamID, cardTypeID int64, w schedule.Interval, except int64) (int, error) {
-	rows, err := s.heldRows(tx, cardTypeID, w, except)
-	if err != nil {
-		return 0, err
-	}
-	var spans []schedule.Span
-	for _, r := range rows {
-		if r.TeamID == teamID {
-			spans = append(spans, schedule.Span{Interval: schedule.Interval{Start: r.StartAt.UTC(), End: r.EndAt.UTC()}, N: 1})
-		}
-	}
-	return schedule.PeakCards(spans, w), nil
-}
-
 // heldRow is one held card of a booking, with what the rules need of it.
 type heldRow struct {
 	CardID, BookingID, TeamID int64

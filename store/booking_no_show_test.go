@@ -108,7 +108,7 @@ func TestNoShowFreesUntouchedCards(t *testing.T) {
 		if err != nil || fmt.Sprint(book) != fmt.Sprint(scan) {
 			t.Errorf("placement book %v, database %v (%v)", book, scan, err)
 		}
-		assertNoDoubleBooking(t, w.st)
+		storetest.AssertNoDoubleBooking(t, w.st)
 		// The next tick changes nothing more.
 		if res, err := w.st.Tick(ctx); err != nil || res.NoShows != 0 {
 			t.Errorf("second tick: %+v, %v", res, err)

@@ -90,6 +90,6 @@ func TestTwoProcessesKeepTheirBooksCurrent(t *testing.T) {
 				t.Errorf("process %d booked at %d fen an hour after the price became %d", i+1, r.Booking.PriceFen, in.PriceFen)
 			}
 		}
-		assertNoDoubleBooking(t, one)
+		storetest.AssertNoDoubleBooking(t, one)
 	})
 }

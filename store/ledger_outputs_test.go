@@ -131,34 +131,3 @@ func TestCorrectionsAppendAndReplaceOnce(t *testing.T) {
 		}
 	})
 }
-
-func TestTaskKindIsSetByTheTeamAndAudited(t *testing.T) {
-	storetest.ForEachDialectName(t, func(t *testing.T, d string) {
-		w := newLedgerWorld(t, d)
-		storetest.AssertCode(t, w.st.SetTaskKind(asLedgerUser(w.outsider), w.normal.ID, store.TaskKindEval), errs.Forbidden, "ledger.kind_not_yours")
-		storetest.AssertCode(t, w.st.SetTaskKind(asLedgerUser(w.member), w.normal.ID, "magic"), errs.Invalid, "ledger.kind_invalid")
-		n := storetest.MustCount(t, w.st, "audit_log")
-		if err := w.st.SetTaskKind(asLedgerUser(w.member), w.normal.ID, store.TaskKindEval); err != nil {
-			t.Fatal(err)
-		}
-		kinds, err := w.st.FindTaskKinds(context.Background(), []int64{w.normal.ID, w.core.ID})
-		if err != nil || kinds[w.normal.ID] != "eval" || kinds[w.core.ID] != "" {
-			t.Errorf("kinds %v (%v)", kinds, err)
-		}
-		if got := storetest.MustCount(t, w.st, "audit_log"); got != n+1 {
-			t.Errorf("audit entries %d, want %d", got, n+1)
-		}
-		// The task's own update keeps the kind.
-		task, err := w.st.FindTaskByID(context.Background(), w.normal.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.st.UpdateTask(asLedgerUser(w.member), task.ID, store.TaskInput{TeamID: task.TeamID, Name: "eval v2", Priority: task.Priority,
-			EstimateCardHours: 12, DataReadiness: task.DataReadiness}); err != nil {
-			t.Fatal(err)
-		}
-		if kinds, _ := w.st.FindTaskKinds(context.Background(), []int64{w.normal.ID}); kinds[w.normal.ID] != "eval" {
-			t.Errorf("kind after a task update: %q", kinds[w.normal.ID])
-		}
-	})
-}

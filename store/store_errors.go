@@ -79,3 +79,16 @@ func isConnectionError(err error) bool {
 	var oe *net.OpError
 	return errors.As(err, &oe)
 }
+
+func fieldErr(op, field, key string) error {
+	return &errs.Error{Code: errs.Invalid, Op: op, Key: key, Fields: map[string]string{field: key}}
+}
+
+// withKey sets the message key of a not-found error so the user is told what
+// was missing.
+func withKey(err error, key string) error {
+	if e, ok := errs.As(err); ok && e.Code == errs.NotFound && e.Key == "" {
+		e.Key = key
+	}
+	return err
+}

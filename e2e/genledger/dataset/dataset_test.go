@@ -1,4 +1,4 @@
-package store_test
+package dataset_test
 
 import (
 	"context"
@@ -6,18 +6,29 @@ import (
 	"testing"
 	"time"
 
+	"cardhour/e2e/genledger/dataset"
 	"cardhour/store"
 	"cardhour/store/storetest"
 )
 
-// generate builds a small synthetic data set in a fresh store.
-func generateLedgerData(tb testing.TB, dialect string, spec store.DatasetSpec) (*store.Store, *store.DatasetStats) {
+var shanghai = mustZone("Asia/Shanghai")
+
+func mustZone(name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		panic(err)
+	}
+	return loc
+}
+
+// generateLedgerData builds a small synthetic data set in a fresh store.
+func generateLedgerData(tb testing.TB, dialect string, spec dataset.Spec) (*store.Store, *dataset.Stats) {
 	tb.Helper()
 	st := storetest.MustOpen(tb, dialect)
 	if _, err := st.EnsureAdmin(context.Background(), "generator-admin"); err != nil {
 		tb.Fatal(err)
 	}
-	stats, err := st.GenerateLedgerDataset(context.Background(), spec)
+	stats, err := dataset.Generate(context.Background(), st, spec)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -26,8 +37,8 @@ func generateLedgerData(tb testing.TB, dialect string, spec store.DatasetSpec) (
 
 func TestGeneratedDataSetIsConsistent(t *testing.T) {
 	storetest.ForEachDialectName(t, func(t *testing.T, d string) {
-		from := time.Date(2025, 1, 1, 0, 0, 0, 0, lgShanghai)
-		st, stats := generateLedgerData(t, d, store.DatasetSpec{Cards: 12, Bookings: 150, Days: 60, From: from, Teams: 3, TasksPerTeam: 6, Seed: 7, Zone: lgShanghai})
+		from := time.Date(2025, 1, 1, 0, 0, 0, 0, shanghai)
+		st, stats := generateLedgerData(t, d, dataset.Spec{Cards: 12, Bookings: 150, Days: 60, From: from, Teams: 3, TasksPerTeam: 6, Seed: 7, Zone: shanghai})
 		if stats.Bookings != 150 || stats.HourRows != 12*60*24 || stats.Rounds == 0 || stats.Outputs == 0 {
 			t.Fatalf("stats %+v", stats)
 		}
@@ -38,7 +49,7 @@ func TestGeneratedDataSetIsConsistent(t *testing.T) {
 			}
 		}
 		// No card is held by two overlapping bookings.
-		assertNoDoubleBooking(t, st)
+		storetest.AssertNoDoubleBooking(t, st)
 		// The card rollups and the booking hours tell the same story.
 		var cardBusy, bookingBusy float64
 		if err := st.DB().QueryRow("SELECT SUM(busy_seconds) FROM telemetry_hours").Scan(&cardBusy); err != nil {
@@ -50,7 +61,7 @@ func TestGeneratedDataSetIsConsistent(t *testing.T) {
 		if cardBusy <= 0 || math.Abs(cardBusy-bookingBusy) > 1 {
 			t.Errorf("busy seconds: cards %v, bookings %v", cardBusy, bookingBusy)
 		}
-		rep, err := st.MonthlyReport(context.Background(), lgShanghai, "2025-01", store.ReportScope{})
+		rep, err := st.MonthlyReport(context.Background(), shanghai, "2025-01", store.ReportScope{})
 		if err != nil {
 			t.Fatal(err)
 		}

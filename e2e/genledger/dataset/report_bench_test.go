@@ -1,13 +1,17 @@
-package store_test
+package dataset_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"cardhour/e2e/genledger/dataset"
 	"cardhour/store"
 	"cardhour/store/storetest"
 )
+
+// The store's report and ledger-pass benchmarks live here, beside the data
+// set they need, so the generator stays out of the store package.
 
 // BenchmarkMonthlyReport times the monthly report over a generated year (a
 // tenth of the scale, so it sets up in seconds; e2e/genledger
@@ -16,12 +20,12 @@ import (
 func BenchmarkMonthlyReport(b *testing.B) {
 	for _, d := range storetest.Dialects(b) {
 		b.Run(d, func(b *testing.B) {
-			from := time.Date(2025, 1, 1, 0, 0, 0, 0, lgShanghai)
-			st, _ := generateLedgerData(b, d, store.DatasetSpec{Cards: 50, Bookings: 5000, Days: 365, From: from, Seed: 1, Zone: lgShanghai})
+			from := time.Date(2025, 1, 1, 0, 0, 0, 0, shanghai)
+			st, _ := generateLedgerData(b, d, dataset.Spec{Cards: 50, Bookings: 5000, Days: 365, From: from, Seed: 1, Zone: shanghai})
 			ctx := context.Background()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := st.MonthlyReport(ctx, lgShanghai, "2025-10", store.ReportScope{}); err != nil {
+				if _, err := st.MonthlyReport(ctx, shanghai, "2025-10", store.ReportScope{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -34,13 +38,13 @@ func BenchmarkMonthlyReport(b *testing.B) {
 func BenchmarkLedgerPassIdle(b *testing.B) {
 	for _, d := range storetest.Dialects(b) {
 		b.Run(d, func(b *testing.B) {
-			from := time.Date(2025, 1, 1, 0, 0, 0, 0, lgShanghai)
-			st, _ := generateLedgerData(b, d, store.DatasetSpec{Cards: 50, Bookings: 5000, Days: 365, From: from, Seed: 1, Zone: lgShanghai})
+			from := time.Date(2025, 1, 1, 0, 0, 0, 0, shanghai)
+			st, _ := generateLedgerData(b, d, dataset.Spec{Cards: 50, Bookings: 5000, Days: 365, From: from, Seed: 1, Zone: shanghai})
 			ctx := context.Background()
 			since := time.Now().Add(-7 * 24 * time.Hour)
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := st.SettleLedger(ctx, store.LedgerPassOptions{Zone: lgShanghai, Since: since}); err != nil {
+				if _, err := st.SettleLedger(ctx, store.LedgerPassOptions{Zone: shanghai, Since: since}); err != nil {
 					b.Fatal(err)
 				}
 			}

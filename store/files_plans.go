@@ -5,73 +5,9 @@ import (
 	"time"
 )
 
-// Queries over task files that other areas ask: which versions a booking
-// ran with (the ledger links them), what the plan generator reads, and what
-// reconciliation compares with object storage.
-
-// bookingFileVersion is a version with the booking it was found for.
-type bookingFileVersion struct {
-	BookingID   int64
-	FileVersion `gorm:"embedded"`
-}
-
-// FindBookingFileVersions returns the versions a booking ran with: for each
-// of its task's files, the newest version created at or before the
-// booking's start. Files created after the start are not listed. The actor
-// must be able to read the task's files.
-func (s *Store) FindBookingFileVersions(ctx context.Context, bookingID int64) ([]FileVersion, error) {
-	const op = "store.FindBookingFileVersions"
-	var b Booking
-	if err := s.read(ctx).First(&b, bookingID).Error; err != nil {
-		return nil, withKey(translate(op, err), "booking.not_found")
-	}
-	if err := mayReadFiles(ctx, s.read(ctx), op, b.TeamID); err != nil {
-		return nil, err
-	}
-	byBooking, err := s.FindBookingsFileVersions(ctx, []int64{bookingID})
-	if err != nil {
-		return nil, err
-	}
-	out := byBooking[bookingID]
-	if out == nil {
-		out = []FileVersion{}
-	}
-	return out, nil
-}
-
-// FindBookingsFileVersions is FindBookingFileVersions for many bookings in
-// one query, keyed by booking id. Bookings whose files the actor may not
-// read, and bookings without files, are absent from the map.
-func (s *Store) FindBookingsFileVersions(ctx context.Context, bookingIDs []int64) (map[int64][]FileVersion, error) {
-	const op = "store.FindBookingsFileVersions"
-	out := map[int64][]FileVersion{}
-	if len(bookingIDs) == 0 {
-		return out, nil
-	}
-	u, err := actorUser(ctx, s.read(ctx), op)
-	if err != nil {
-		return nil, err
-	}
-	// No window functions (MySQL 5.7): the newest version at the start is the
-	// one whose number is the largest among the file's versions up to then.
-	q := s.read(ctx).Table("bookings b").
-		Select("b.id AS booking_id, v.*, f.path AS path").
-		Joins("JOIN task_file_versions v ON v.task_id = b.task_id AND v.created_at <= b.start_at").
-		Joins("JOIN task_files f ON f.id = v.file_id").
-		Where("b.id IN ?", bookingIDs).
-		Where("v.version_no = (SELECT MAX(v2.version_no) FROM task_file_versions v2 WHERE v2.file_id = v.file_id AND v2.created_at <= b.start_at)")
-	if u.Role != RoleAdmin {
-		q = q.Where("b.team_id IN (SELECT m.team_id FROM memberships m WHERE m.user_id = ?)", u.ID)
-	}
-	var rows []bookingFileVersion
-	if err := q.Order("b.id, f.path").Scan(&rows).Error; err != nil {
-		return nil, translate(op, err)
-	}
-	for _, r := range rows {
-		out[r.BookingID] = append(out[r.BookingID], r.FileVersion)
-	}
-	return out, nil
-}
+// What the plan generator reads: each task's baseline and bookings, the
+// audit log's cursor for the tasks that changed, and the newest plan
+// version already written.
 
 // TaskPlan is what a task's card-hour plan is written from: the baseline
 // and the bookings that hold, held or wait for cards.
@@ -211,28 +147,6 @@ func (s *Store) LatestPlanSHA256(ctx context.Context, taskIDs []int64) (map[int6
 	}
 	for _, r := range rows {
 		out[r.TaskID] = r.SHA256
-	}
-	return out, nil
-}
-
-// FileVersionRef locates one version's content, for reconciliation.
-type FileVersionRef struct {
-	TaskID    int64
-	Path      string
-	No        int
-	ObjectKey string
-	VersionID string
-	CreatedAt time.Time
-}
-
-// FindFileVersionRefs lists where every version's content should be.
-func (s *Store) FindFileVersionRefs(ctx context.Context) ([]FileVersionRef, error) {
-	var out []FileVersionRef
-	err := s.read(ctx).Table("task_file_versions v").
-		Select("v.task_id, f.path, v.version_no AS no, v.object_key, v.version_id, v.created_at").
-		Joins("JOIN task_files f ON f.id = v.file_id").Order("v.id").Scan(&out).Error
-	if err != nil {
-		return nil, translate("store.FindFileVersionRefs", err)
 	}
 	return out, nil
 }

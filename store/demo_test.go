@@ -1,0 +1,41 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"cardhour/store"
+	"cardhour/store/storetest"
+)
+
+// The demo fleet loads on both dialects (after EnsureAdmin, as the command
+// does it). Its exact contents belong to demo.go; this only checks that each
+// kind of record is there and that a demo user can log in.
+func TestSeedDemo(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		if _, err := st.EnsureAdmin(ctx, "admin-password"); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SeedDemo(ctx, time.UTC); err != nil {
+			t.Fatal(err)
+		}
+		for _, table := range []string{"card_types", "hosts", "cards", "images", "teams", "users", "memberships",
+			"ledger_rounds", "ledger_outputs", "telemetry_booking_hours"} {
+			if n := storetest.MustCount(t, st, table); n == 0 {
+				t.Errorf("demo left %s empty", table)
+			}
+		}
+		// The demo's past never holds a card twice, nor do its live bookings.
+		storetest.AssertNoDoubleBooking(t, st)
+		if _, err := st.Authenticate(ctx, "wangfang", store.DemoPassword); err != nil {
+			t.Errorf("demo user cannot log in: %v", err)
+		}
+		if _, err := st.Authenticate(ctx, "admin", store.DemoPassword); err == nil {
+			t.Error("the demo set admin's password")
+		}
+		assertAuditTableHasNoSecrets(t, st)
+	})
+}
