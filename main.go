@@ -189,14 +189,14 @@ func startObjects(ctx context.Context, cfg config.Config, srv *server.Server, lo
 	switch {
 	case errs.Is(err, errs.Unavailable):
 		log.Warn("object storage not reachable; task files answer 503 until it is", "location", cfg.Objects.String(), "err", err)
-		srv.UseObjects(obj)
+		srv.Files().UseObjects(obj)
 		return nil
 	case err != nil:
 		return fmt.Errorf("CARDHOUR_OBJECTS %s: %w", cfg.Objects, err)
 	}
 	log.Info("object storage", "backend", info.Backend, "location", info.Location, "versioning", info.Versioning, "detail", info.Detail)
-	srv.UseObjects(obj)
-	rep, err := srv.ReconcileFiles(ctx)
+	srv.Files().UseObjects(obj)
+	rep, err := srv.Files().Reconcile(ctx)
 	if err != nil {
 		log.Warn("files not reconciled with object storage; retrying on the ticker", "err", err)
 		return nil

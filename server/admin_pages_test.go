@@ -62,17 +62,6 @@ func admWantStatus(t *testing.T, r response, want int, what string) {
 	}
 }
 
-// admAuditTotal counts audit entries, so a test can tell that a refused request
-// wrote nothing.
-func (e *env) admAuditTotal() int64 {
-	e.T.Helper()
-	_, total, err := e.St.FindAuditEntries(context.Background(), store.AuditFilter{})
-	if err != nil {
-		e.T.Fatalf("FindAuditEntries: %v", err)
-	}
-	return total
-}
-
 // admLogin is a browser logged in as admin through the login form.
 func (e *env) admLogin() *client {
 	e.T.Helper()
@@ -195,7 +184,7 @@ func TestAdminHostAPI(t *testing.T) {
 	}
 	admWantStatus(t, e.admAPI("manager", http.MethodPost, "/api/v1/hosts", `{"name":"x"}`, nil), http.StatusForbidden, "manager creates host")
 
-	before := e.admAuditTotal()
+	before := e.AuditTotal()
 	r = e.admAPI("admin", http.MethodPost, "/api/v1/hosts", `{"name":"bad name!","zone":"z"}`, nil)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "invalid host name")
 	if er := admDecodeErr(t, r); er.Error.Code != "invalid" || er.Error.Fields["name"] == "" {
@@ -207,7 +196,7 @@ func TestAdminHostAPI(t *testing.T) {
 		t.Errorf("duplicate host: error = %+v, want a message for name", er.Error)
 	}
 	admWantStatus(t, e.admAPI("admin", http.MethodPost, "/api/v1/hosts", `{"name":"a","typo":1}`, nil), http.StatusUnprocessableEntity, "unknown JSON field")
-	if after := e.admAuditTotal(); after != before {
+	if after := e.AuditTotal(); after != before {
 		t.Errorf("refused requests wrote %d audit entries", after-before)
 	}
 	hosts, _ := e.St.FindHosts(context.Background())
@@ -234,7 +223,7 @@ func TestAdminHostAPI(t *testing.T) {
 func TestAdminHostPageFormErrorsAndPRG(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := e.admLogin()
-	before := e.admAuditTotal()
+	before := e.AuditTotal()
 	r := c.PostForm("/admin/hosts", url.Values{"name": {"no spaces allowed"}, "zone": {"z"}}, true)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "bad host form")
 	doc := r.Doc(t)
@@ -244,7 +233,7 @@ func TestAdminHostPageFormErrorsAndPRG(t *testing.T) {
 	if v, _ := doc.Find(`[data-testid=host-form] input[name=name]`).Attr("value"); v != "no spaces allowed" {
 		t.Errorf("bad host form: name input = %q, want the submitted value kept", v)
 	}
-	if e.admAuditTotal() != before {
+	if e.AuditTotal() != before {
 		t.Error("a refused form wrote to the audit log")
 	}
 
@@ -289,7 +278,7 @@ func TestAdminCardAPIResolvesNames(t *testing.T) {
 		t.Errorf("created card = %+v", cd)
 	}
 
-	before := e.admAuditTotal()
+	before := e.AuditTotal()
 	r = e.admAPI("admin", http.MethodPost, "/api/v1/cards", `{"uuid":"GPU-5a3c1f00-1111-2222-3333-000000000000","index":1,"host":"nope","card_type":"nope either"}`, nil)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "unknown names")
 	er := admDecodeErr(t, r)
@@ -301,7 +290,7 @@ func TestAdminCardAPIResolvesNames(t *testing.T) {
 	if er := admDecodeErr(t, r); er.Error.Fields["uuid"] == "" {
 		t.Errorf("bad uuid: fields = %v", er.Error.Fields)
 	}
-	if e.admAuditTotal() != before {
+	if e.AuditTotal() != before {
 		t.Error("refused card requests wrote to the audit log")
 	}
 
@@ -491,23 +480,23 @@ func TestAdminLastAdminCannotBeDemoted(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	admin := e.Users["admin"]
 	id := strconv.FormatInt(admin.ID, 10)
-	before := e.admAuditTotal()
+	before := e.AuditTotal()
 	r := e.admAPI("admin", http.MethodPatch, "/api/v1/users/"+id, `{"role":"member"}`, nil)
 	admWantStatus(t, r, http.StatusConflict, "demote last admin (API)")
 	if er := admDecodeErr(t, r); er.Error.Code != "conflict" || er.Error.Message == "" {
 		t.Errorf("demote last admin: error = %+v", er.Error)
 	}
-	if e.admAuditTotal() != before {
+	if e.AuditTotal() != before {
 		t.Error("a refused demotion (API) wrote to the audit log")
 	}
 	c := e.admLogin()
-	before = e.admAuditTotal() // the login itself is audited
+	before = e.AuditTotal() // the login itself is audited
 	r = c.PostForm("/admin/users/"+id, url.Values{"display_name": {"A"}, "email": {""}, "role": {"admin"}, "disabled": {"true"}, "password": {""}}, true)
 	admWantStatus(t, r, http.StatusConflict, "disable last admin (page)")
 	if r.Doc(t).Find(`[data-testid=form-error]`).Length() != 1 {
 		t.Error("disable last admin: no form alert")
 	}
-	if e.admAuditTotal() != before {
+	if e.AuditTotal() != before {
 		t.Error("a refused demotion wrote to the audit log")
 	}
 	u, err := e.St.FindUserByID(context.Background(), admin.ID)

@@ -21,18 +21,6 @@ import (
 	"cardhour/web"
 )
 
-func (s *Server) bkTeamNames(c echo.Context) (map[int64]string, error) {
-	teams, err := s.store.FindTeams(c.Request().Context())
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[int64]string, len(teams))
-	for _, t := range teams {
-		out[t.ID] = t.Name
-	}
-	return out, nil
-}
-
 func bookingItem(b store.BookingView) web.BookingItem {
 	return web.BookingItem{
 		ID: b.ID, TaskID: b.TaskID, TaskName: b.TaskName, TeamName: b.TeamName, Username: b.Username,
@@ -177,7 +165,7 @@ func (s *Server) renderBookingForm(c echo.Context, status int, f web.Form) error
 	if err != nil {
 		return err
 	}
-	teams, err := s.bkTeamNames(c)
+	teams, err := s.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -339,7 +327,7 @@ func (s *Server) previewBookingForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	teams, err := s.bkTeamNames(c)
+	teams, err := s.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}

@@ -436,7 +436,7 @@ func TestBookingFormRejectsBadInput(t *testing.T) {
 				v.Set("duration_hours", "0")
 			}, "duration_hours", bkpZH("booking.end_before_start")},
 		}
-		before := w.e.admAuditTotal()
+		before := w.e.AuditTotal()
 		for _, tc := range cases {
 			for _, path := range []string{"/booking/preview", "/booking"} {
 				v := w.window(w.taskID, 2, later, later.Add(2*time.Hour))
@@ -458,7 +458,7 @@ func TestBookingFormRejectsBadInput(t *testing.T) {
 		if n := len(w.bookings(t)); n != 0 {
 			t.Errorf("bad input wrote %d bookings", n)
 		}
-		if after := w.e.admAuditTotal(); after != before {
+		if after := w.e.AuditTotal(); after != before {
 			t.Errorf("bad input wrote %d audit entries", after-before)
 		}
 	})

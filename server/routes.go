@@ -18,6 +18,7 @@ func (s *Server) table() []route.Route {
 	t = append(t, s.opsRoutes()...)
 	t = append(t, s.legacyRoutes()...)
 	t = append(t, s.ledger.Routes()...)
+	t = append(t, s.files.Routes()...)
 	return t
 }
 
@@ -91,7 +92,6 @@ func (s *Server) legacyRoutes() []route.Route {
 	s.registerAdminPages()
 	s.registerBookingPages()
 	s.registerPlanningPages()
-	s.registerFiles()
 	s.registerBoard()
 	s.op(GET, "/api/v1/me", route.Viewer, s.apiMe, route.API{Tag: "meta", Summary: "The caller and their team memberships", Status: http.StatusOK, Result: route.JSON("Me", meJSON{})})
 	s.op(GET, "/api/v1/card-types", route.Viewer, s.apiListCardTypes, route.API{Tag: "inventory", Summary: "List card types, cheapest first", Status: http.StatusOK, Result: route.List("card_types", "CardType", cardTypeJSON{})})

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"cardhour/config"
+	"cardhour/server/files"
 	"cardhour/server/ledger"
 	"cardhour/server/response"
 	"cardhour/server/route"
@@ -41,7 +42,7 @@ type Server struct {
 
 	limiter *loginLimiter
 	live    *live // the board: fleet state, websocket hub, telemetry loops
-	files   *files
+	files   *files.Area
 }
 
 // New builds the server and its route table. A table that breaks its own
@@ -60,7 +61,7 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 	}
 	s.metrics = newMetrics(prometheus.NewRegistry(), st)
 	s.live = newLive(s)
-	s.files = newFiles(cfg, st, log)
+	s.files = files.New(st, cfg, log, s.pages)
 	s.ledger = ledger.New(st, cfg, log, s.pages)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
@@ -78,6 +79,10 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 	s.openapi = doc
 	return s
 }
+
+// Files is the task files' area, for main (it opens and checks the object
+// store at start) and for tests.
+func (s *Server) Files() *files.Area { return s.files }
 
 // Handler is the portal as an http.Handler, for tests.
 func (s *Server) Handler() http.Handler { return s.echo }
@@ -101,6 +106,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	defer stopTicker()
 	go s.runTicker(tickCtx)
 	go s.ledger.Run(tickCtx)
+	go s.files.Run(tickCtx)
 	// The board outlives ctx until the requests have drained: then its
 	// websockets close and its last rollups are written (stopLive below).
 	stopLive := s.StartLive(context.WithoutCancel(ctx))

@@ -55,7 +55,7 @@ func (s *Server) tasksPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	teams, err := s.bkTeamNames(c)
+	teams, err := s.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func (s *Server) taskDetail(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	teams, err := s.bkTeamNames(c)
+	teams, err := s.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -318,7 +318,7 @@ func (s *Server) editTaskPage(c echo.Context) error {
 	if !ok {
 		return s.pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(request.Lang(c), "tasks.edit_not_yours"))
 	}
-	teams, err := s.bkTeamNames(c)
+	teams, err := s.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -348,7 +348,7 @@ func (s *Server) updateTaskForm(c echo.Context) error {
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	teams, terr := s.bkTeamNames(c)
+	teams, terr := s.store.TeamNames(c.Request().Context())
 	if terr != nil {
 		return terr
 	}

@@ -24,7 +24,6 @@ func (s *Server) runTicker(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		s.syncPlansOnTick(ctx)
 		res, err := s.store.Tick(ctx)
 		switch {
 		case err == nil:

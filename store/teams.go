@@ -115,6 +115,20 @@ func (s *Store) FindTeams(ctx context.Context) ([]Team, error) {
 	return out, nil
 }
 
+// TeamNames maps every team's id to its name, for pages that show names
+// beside ids.
+func (s *Store) TeamNames(ctx context.Context) (map[int64]string, error) {
+	teams, err := s.FindTeams(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]string, len(teams))
+	for _, t := range teams {
+		out[t.ID] = t.Name
+	}
+	return out, nil
+}
+
 // nameTaken gives a duplicate-name conflict its own message and field.
 func nameTaken(err error, key string) error {
 	if e, ok := errs.As(err); ok && e.Code == errs.Conflict && e.Key == "error.duplicate" {

@@ -188,3 +188,13 @@ func (b *LockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// AuditTotal is how many entries the audit log holds.
+func (e *Env) AuditTotal() int64 {
+	e.T.Helper()
+	_, total, err := e.St.FindAuditEntries(context.Background(), store.AuditFilter{})
+	if err != nil {
+		e.T.Fatalf("FindAuditEntries: %v", err)
+	}
+	return total
+}

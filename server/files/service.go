@@ -1,4 +1,4 @@
-package server
+package files
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -22,9 +21,9 @@ import (
 	"cardhour/store"
 )
 
-// files is the task files area: the object store beside the database, and
+// service is the task files' engine: the object store beside the database, and
 // the state of the plan generator and of reconciliation.
-type files struct {
+type service struct {
 	st       *store.Store
 	log      *slog.Logger
 	maxBytes int64
@@ -33,9 +32,7 @@ type files struct {
 	mu  sync.RWMutex
 	obj objects.Store
 
-	// Plan generation: one sync at a time (syncing), its state touched by
-	// that sync only.
-	syncing     atomic.Bool
+	// Plan generation: its state is touched by one sync at a time.
 	planCursor  int64 // audit log id read up to
 	planStarted bool  // the first full sweep is done
 	planRetry   map[int64]bool
@@ -55,8 +52,8 @@ const orphanGrace = 10 * time.Minute
 // newFiles opens the object store the configuration names. Opening makes
 // no network call; a store that cannot be opened at all (no S3 credentials
 // anywhere) answers every request as unavailable and is logged.
-func newFiles(cfg config.Config, st *store.Store, log *slog.Logger) *files {
-	f := &files{st: st, log: log, maxBytes: cfg.MaxFileBytes, tz: cfg.TZ, planRetry: map[int64]bool{}, orphanGrace: orphanGrace}
+func newService(cfg config.Config, st *store.Store, log *slog.Logger) *service {
+	f := &service{st: st, log: log, maxBytes: cfg.MaxFileBytes, tz: cfg.TZ, planRetry: map[int64]bool{}, orphanGrace: orphanGrace}
 	if f.maxBytes <= 0 {
 		f.maxBytes = 10 << 20
 	}
@@ -77,14 +74,14 @@ func newFiles(cfg config.Config, st *store.Store, log *slog.Logger) *files {
 }
 
 // UseObjects replaces the object store (main opens and checks it at start).
-func (s *Server) UseObjects(o objects.Store) {
-	s.files.mu.Lock()
-	defer s.files.mu.Unlock()
-	s.files.obj = o
-	s.files.reconciled = false
+func (a *Area) UseObjects(o objects.Store) {
+	a.files.mu.Lock()
+	defer a.files.mu.Unlock()
+	a.files.obj = o
+	a.files.reconciled = false
 }
 
-func (f *files) objects() objects.Store {
+func (f *service) objects() objects.Store {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	return f.obj
@@ -158,7 +155,7 @@ func mib(n int64) string {
 // row is refused after all. Content equal to the latest version's adds no
 // version (Created false). An unreachable store is errs.Unavailable and
 // leaves nothing behind.
-func (f *files) save(ctx context.Context, r saveRequest) (saveResult, error) {
+func (f *service) save(ctx context.Context, r saveRequest) (saveResult, error) {
 	const op = "server.files.save"
 	obj := f.objects()
 	var want string
@@ -234,7 +231,7 @@ func (f *files) save(ctx context.Context, r saveRequest) (saveResult, error) {
 
 // removeObject takes back content whose row was refused. If the store is
 // gone now, reconciliation at the next start removes it.
-func (f *files) removeObject(v objects.Version) {
+func (f *service) removeObject(v objects.Version) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := f.objects().RemoveVersion(ctx, v.Key, v.VersionID); err != nil {
@@ -242,7 +239,7 @@ func (f *files) removeObject(v objects.Version) {
 	}
 }
 
-func (f *files) objectMissing(op string, v *store.FileVersion, err error) error {
+func (f *service) objectMissing(op string, v *store.FileVersion, err error) error {
 	f.log.Error("a file version's content is missing from object storage", "task", v.TaskID, "path", v.Path,
 		"version", v.No, "key", v.ObjectKey, "version_id", v.VersionID, "err", err)
 	return errs.E(errs.NotFound, op, "files.object_missing", v.No)
@@ -250,7 +247,7 @@ func (f *files) objectMissing(op string, v *store.FileVersion, err error) error 
 
 // read loads a version's content and checks it against the recorded size
 // and SHA-256, so what a user sees is what was saved.
-func (f *files) read(ctx context.Context, v *store.FileVersion) ([]byte, error) {
+func (f *service) read(ctx context.Context, v *store.FileVersion) ([]byte, error) {
 	const op = "server.files.read"
 	rc, _, err := f.objects().Get(ctx, v.ObjectKey, v.VersionID)
 	if err != nil {
@@ -277,7 +274,7 @@ func (f *files) read(ctx context.Context, v *store.FileVersion) ([]byte, error) 
 }
 
 // rollback makes version no's content the latest again.
-func (f *files) rollback(ctx context.Context, taskID int64, path string, no int, message string) (saveResult, error) {
+func (f *service) rollback(ctx context.Context, taskID int64, path string, no int, message string) (saveResult, error) {
 	const op = "server.files.rollback"
 	if err := f.st.CheckFileWrite(ctx, taskID, path); err != nil {
 		return saveResult{}, err

@@ -1,4 +1,4 @@
-package server
+package files
 
 import (
 	"context"
@@ -17,17 +17,17 @@ type ReconcileReport struct {
 	Missing int // rows whose object is gone (logged; nothing to restore from)
 }
 
-// ReconcileFiles compares every version row with the versions in object
+// Reconcile compares every version row with the versions in object
 // storage. A write stores the object first and the row second, and takes
 // the object back if the row is refused; a crash or an outage between the
 // two can still leave an object without a row, which is removed here once
 // it is older than the grace period. A row without its object cannot be
 // mended: it is logged so an operator can restore the bucket.
-func (s *Server) ReconcileFiles(ctx context.Context) (ReconcileReport, error) {
-	return s.files.reconcile(ctx)
+func (a *Area) Reconcile(ctx context.Context) (ReconcileReport, error) {
+	return a.files.reconcile(ctx)
 }
 
-func (f *files) reconcile(ctx context.Context) (ReconcileReport, error) {
+func (f *service) reconcile(ctx context.Context) (ReconcileReport, error) {
 	f.reconcileMu.Lock()
 	defer f.reconcileMu.Unlock()
 	var rep ReconcileReport
@@ -89,7 +89,7 @@ func (f *files) reconcile(ctx context.Context) (ReconcileReport, error) {
 
 // reconcileIfPending retries a reconciliation that could not run at start
 // (object storage away), once it can.
-func (f *files) reconcileIfPending(ctx context.Context) {
+func (f *service) reconcileIfPending(ctx context.Context) {
 	f.mu.RLock()
 	done := f.reconciled
 	f.mu.RUnlock()

@@ -1,4 +1,4 @@
-package server_test
+package files_test
 
 import (
 	"bytes"
@@ -17,7 +17,8 @@ import (
 
 	"cardhour/objects"
 	"cardhour/objects/objectstest"
-	"cardhour/server"
+	"cardhour/server/files"
+	"cardhour/server/servertest"
 	"cardhour/store"
 	"cardhour/store/storetest"
 )
@@ -41,18 +42,18 @@ type fileVersion struct {
 }
 
 // fileAPI sends an API request with a bearer token.
-func (f *abFleet) fileAPI(role, method, path string, body []byte, hdr map[string]string) response {
-	f.e.T.Helper()
-	return f.fileAPIAs(f.token(role), method, path, body, hdr)
+func (f *fleet) fileAPI(role, method, path string, body []byte, hdr map[string]string) response {
+	f.E.T.Helper()
+	return f.fileAPIAs(f.Token(role), method, path, body, hdr)
 }
 
-func (f *abFleet) fileAPIAs(token, method, path string, body []byte, hdr map[string]string) response {
-	f.e.T.Helper()
+func (f *fleet) fileAPIAs(token, method, path string, body []byte, hdr map[string]string) response {
+	f.E.T.Helper()
 	h := http.Header{"Authorization": {"Bearer " + token}, "Accept": {"application/json"}}
 	for k, v := range hdr {
 		h.Set(k, v)
 	}
-	return f.c.Do(method, path, bytes.NewReader(body), h)
+	return f.C.Do(method, path, bytes.NewReader(body), h)
 }
 
 func decode[T any](t *testing.T, r response) T {
@@ -79,15 +80,15 @@ func wantStatus(t *testing.T, r response, status int, code string) {
 	}
 }
 
-func versionCount(t *testing.T, e *env) int64 {
+func versionCount(t *testing.T, e *servertest.Env) int64 {
 	t.Helper()
 	return storetest.MustCount(t, e.St, "task_file_versions")
 }
 
 func TestFilesAPIVersionsDiffAndRollback(t *testing.T) {
 	t.Parallel()
-	f := newABFleet(t, envOptions{}, 2, 1000)
-	base := fmt.Sprintf("/api/v1/tasks/%d", f.core.ID)
+	f := newFleet(t, envOptions{}, 2, 1000)
+	base := fmt.Sprintf("/api/v1/tasks/%d", f.Core.ID)
 	put := func(role, path, body string, hdr map[string]string) response {
 		return f.fileAPI(role, http.MethodPut, base+"/files/"+path, []byte(body), hdr)
 	}
@@ -97,7 +98,7 @@ func TestFilesAPIVersionsDiffAndRollback(t *testing.T) {
 	v1 := decode[fileVersion](t, r)
 	if v1.Version != 1 || v1.Path != "scripts/train.sh" || v1.Author != "t-member" || v1.Message != "首个版本" || v1.Source != "api" ||
 		v1.SHA256 != sum("#!/bin/sh\ntorchrun train.py --lr 1e-4\n") || v1.Size != 38 || v1.VersionID == "" ||
-		v1.Key != fmt.Sprintf("tasks/%d/files/scripts/train.sh", f.core.ID) || v1.TaskID != f.core.ID {
+		v1.Key != fmt.Sprintf("tasks/%d/files/scripts/train.sh", f.Core.ID) || v1.TaskID != f.Core.ID {
 		t.Errorf("v1 = %+v", v1)
 	}
 	r = f.fileAPI(store.RoleViewer, http.MethodGet, base+"/files/scripts/train.sh", nil, nil)
@@ -169,7 +170,7 @@ func TestFilesAPIVersionsDiffAndRollback(t *testing.T) {
 	}
 
 	// Every write is in the audit log.
-	entries, _, err := f.e.St.FindAuditEntries(context.Background(), store.AuditFilter{Entity: "task_file"})
+	entries, _, err := f.E.St.FindAuditEntries(context.Background(), store.AuditFilter{Entity: "task_file"})
 	if err != nil || len(entries) != 3 || entries[0].Action != "rollback" || entries[0].ActorName != "t-member" {
 		t.Errorf("audit = %+v, %v", entries, err)
 	}
@@ -186,10 +187,10 @@ func TestFilesAPIVersionsDiffAndRollback(t *testing.T) {
 
 func TestFilesAPIRefusesBadInput(t *testing.T) {
 	t.Parallel()
-	f := newABFleet(t, envOptions{Vars: map[string]string{"CARDHOUR_MAX_FILE_MIB": "1"}}, 1, 1000)
-	base := fmt.Sprintf("/api/v1/tasks/%d/files/", f.core.ID)
+	f := newFleet(t, envOptions{Vars: map[string]string{"CARDHOUR_MAX_FILE_MIB": "1"}}, 1, 1000)
+	base := fmt.Sprintf("/api/v1/tasks/%d/files/", f.Core.ID)
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPut, base+"run.sh", []byte("ok"), nil), http.StatusCreated, "")
-	before, audits := versionCount(t, f.e), f.e.admAuditTotal()
+	before, audits := versionCount(t, f.E), f.E.AuditTotal()
 
 	r := f.fileAPI(store.RoleMember, http.MethodPut, base+"big.bin", bytes.Repeat([]byte("x"), 1<<20+1), nil)
 	wantStatus(t, r, http.StatusRequestEntityTooLarge, "too_large")
@@ -216,15 +217,15 @@ func TestFilesAPIRefusesBadInput(t *testing.T) {
 	// Who may do what: the team's viewer reads, outsiders see nothing.
 	wantStatus(t, f.fileAPI(store.RoleViewer, http.MethodPut, base+"run.sh", []byte("v"), nil), http.StatusForbidden, "forbidden")
 	wantStatus(t, f.fileAPI(store.RoleViewer, http.MethodGet, base+"run.sh", nil, nil), http.StatusOK, "")
-	wantStatus(t, f.fileAPIAs(f.outsider.Token, http.MethodGet, base+"run.sh", nil, nil), http.StatusNotFound, "not_found")
-	wantStatus(t, f.fileAPIAs(f.outsider.Token, http.MethodPut, base+"run.sh", []byte("o"), nil), http.StatusNotFound, "not_found")
-	wantStatus(t, f.fileAPIAs(f.outsider.Token, http.MethodGet, fmt.Sprintf("/api/v1/tasks/%d/files", f.core.ID), nil, nil), http.StatusNotFound, "not_found")
+	wantStatus(t, f.fileAPIAs(f.Outsider.Token, http.MethodGet, base+"run.sh", nil, nil), http.StatusNotFound, "not_found")
+	wantStatus(t, f.fileAPIAs(f.Outsider.Token, http.MethodPut, base+"run.sh", []byte("o"), nil), http.StatusNotFound, "not_found")
+	wantStatus(t, f.fileAPIAs(f.Outsider.Token, http.MethodGet, fmt.Sprintf("/api/v1/tasks/%d/files", f.Core.ID), nil, nil), http.StatusNotFound, "not_found")
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPut, "/api/v1/tasks/99999/files/x", []byte("x"), nil), http.StatusNotFound, "not_found")
 
-	if n := versionCount(t, f.e); n != before {
+	if n := versionCount(t, f.E); n != before {
 		t.Errorf("refused writes left %d version rows", n-before)
 	}
-	if n := f.e.admAuditTotal(); n != audits {
+	if n := f.E.AuditTotal(); n != audits {
 		t.Errorf("refused writes were audited: +%d", n-audits)
 	}
 }
@@ -234,13 +235,13 @@ func TestFilesAPIRefusesBadInput(t *testing.T) {
 func TestFilesUnreachableStoreIs503(t *testing.T) {
 	t.Parallel()
 	b := objectstest.Fake(t, true, "portal/")
-	f := newABFleet(t, envOptions{Vars: map[string]string{
+	f := newFleet(t, envOptions{Vars: map[string]string{
 		"CARDHOUR_OBJECTS":       "s3://" + b.Location.Bucket + "/portal?endpoint=" + url.QueryEscape(b.Location.Endpoint),
 		"CARDHOUR_S3_ACCESS_KEY": b.Credentials.AccessKey, "CARDHOUR_S3_SECRET_KEY": b.Credentials.SecretKey,
 	}}, 1, 1000)
-	base := fmt.Sprintf("/api/v1/tasks/%d/files/", f.core.ID)
+	base := fmt.Sprintf("/api/v1/tasks/%d/files/", f.Core.ID)
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPut, base+"cfg.yaml", []byte("a: 1\n"), nil), http.StatusCreated, "")
-	before := versionCount(t, f.e)
+	before := versionCount(t, f.E)
 	b.Server.Close()
 	r := f.fileAPI(store.RoleMember, http.MethodPut, base+"cfg.yaml", []byte("a: 2\n"), nil)
 	wantStatus(t, r, http.StatusServiceUnavailable, "unavailable")
@@ -249,20 +250,20 @@ func TestFilesUnreachableStoreIs503(t *testing.T) {
 	}
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPut, base+"new.yaml", []byte("n"), nil), http.StatusServiceUnavailable, "unavailable")
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodGet, base+"cfg.yaml", nil, nil), http.StatusServiceUnavailable, "unavailable")
-	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPost, fmt.Sprintf("/api/v1/tasks/%d/rollback/cfg.yaml?version=1", f.core.ID), nil, nil), http.StatusConflict, "conflict")
-	if n := versionCount(t, f.e); n != before {
+	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPost, fmt.Sprintf("/api/v1/tasks/%d/rollback/cfg.yaml?version=1", f.Core.ID), nil, nil), http.StatusConflict, "conflict")
+	if n := versionCount(t, f.E); n != before {
 		t.Errorf("an unreachable store left %d version rows", n-before)
 	}
-	if err := f.e.Srv.SyncPlansNow(context.Background()); err == nil {
+	if err := f.E.Srv.Files().SyncPlansNow(context.Background()); err == nil {
 		t.Error("plan sync with the store away reported no error")
 	}
-	if n := versionCount(t, f.e); n != before {
+	if n := versionCount(t, f.E); n != before {
 		t.Errorf("plan sync with the store away left %d rows", n-before)
 	}
 	// The page says so too, in the viewer's language.
-	c := f.e.Client()
-	c.MustLogin(f.e.Users[store.RoleMember].Username, "password-member")
-	page := c.Get(fmt.Sprintf("/tasks/%d/files/show/cfg.yaml?lang=en", f.core.ID))
+	c := f.E.Client()
+	c.MustLogin(f.E.Users[store.RoleMember].Username, "password-member")
+	page := c.Get(fmt.Sprintf("/tasks/%d/files/show/cfg.yaml?lang=en", f.Core.ID))
 	if page.StatusCode != http.StatusServiceUnavailable || !strings.Contains(page.String(), "Object storage cannot be reached") {
 		t.Errorf("file page with the store away: %d\n%.800s", page.StatusCode, page)
 	}
@@ -272,33 +273,33 @@ func TestFilesUnreachableStoreIs503(t *testing.T) {
 // whose object is gone.
 func TestFilesReconcile(t *testing.T) {
 	t.Parallel()
-	f := newABFleet(t, envOptions{}, 1, 1000)
-	base := fmt.Sprintf("/api/v1/tasks/%d/files/", f.core.ID)
+	f := newFleet(t, envOptions{}, 1, 1000)
+	base := fmt.Sprintf("/api/v1/tasks/%d/files/", f.Core.ID)
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPut, base+"keep.sh", []byte("keep"), nil), http.StatusCreated, "")
 	lost := decode[fileVersion](t, f.fileAPI(store.RoleMember, http.MethodPut, base+"lost.sh", []byte("lost"), nil))
 
-	obj := objects.NewLocal(f.e.Cfg.Objects.Dir)
+	obj := objects.NewLocal(f.E.Cfg.Objects.Dir)
 	ctx := context.Background()
-	orphan, err := obj.Put(ctx, fmt.Sprintf("tasks/%d/files/keep.sh", f.core.ID), []byte("written, then the portal died"))
+	orphan, err := obj.Put(ctx, fmt.Sprintf("tasks/%d/files/keep.sh", f.Core.ID), []byte("written, then the portal died"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := obj.RemoveVersion(ctx, lost.Key, lost.VersionID); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := f.e.Srv.ReconcileFiles(ctx)
+	rep, err := f.E.Srv.Files().Reconcile(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep != (server.ReconcileReport{Rows: 2, Objects: 2, Orphans: 1, Removed: 0, Missing: 1}) {
+	if rep != (files.ReconcileReport{Rows: 2, Objects: 2, Orphans: 1, Removed: 0, Missing: 1}) {
 		t.Errorf("first pass (orphan too young) = %+v", rep)
 	}
-	f.e.Srv.SetOrphanGrace(0)
-	rep, err = f.e.Srv.ReconcileFiles(ctx)
+	f.E.Srv.Files().SetOrphanGrace(0)
+	rep, err = f.E.Srv.Files().Reconcile(ctx)
 	if err != nil || rep.Removed != 1 || rep.Orphans != 1 {
 		t.Errorf("second pass = %+v, %v", rep, err)
 	}
-	vs, _ := obj.ListVersions(ctx, fmt.Sprintf("tasks/%d/files/keep.sh", f.core.ID))
+	vs, _ := obj.ListVersions(ctx, fmt.Sprintf("tasks/%d/files/keep.sh", f.Core.ID))
 	for _, v := range vs {
 		if v.VersionID == orphan.VersionID {
 			t.Error("the orphan is still there")
@@ -310,7 +311,7 @@ func TestFilesReconcile(t *testing.T) {
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodGet, base+"keep.sh", nil, nil), http.StatusOK, "")
 	r := f.fileAPI(store.RoleMember, http.MethodGet, base+"lost.sh", nil, nil)
 	wantStatus(t, r, http.StatusNotFound, "not_found")
-	if !strings.Contains(f.e.Logs.String(), "missing from object storage") {
+	if !strings.Contains(f.E.Logs.String(), "missing from object storage") {
 		t.Error("a missing object was not logged")
 	}
 }
@@ -319,33 +320,33 @@ func TestFilesReconcile(t *testing.T) {
 // real change.
 func TestPlanFollowsTaskAndBookings(t *testing.T) {
 	t.Parallel()
-	f := newABFleet(t, envOptions{}, 2, 1000)
+	f := newFleet(t, envOptions{}, 2, 1000)
 	ctx := context.Background()
-	if err := f.e.Srv.SyncPlansNow(ctx); err != nil {
+	if err := f.E.Srv.Files().SyncPlansNow(ctx); err != nil {
 		t.Fatal(err)
 	}
-	plan := fmt.Sprintf("/api/v1/tasks/%d/files/plan/card-hours.yaml", f.core.ID)
+	plan := fmt.Sprintf("/api/v1/tasks/%d/files/plan/card-hours.yaml", f.Core.ID)
 	r := f.fileAPI(store.RoleViewer, http.MethodGet, plan, nil, nil)
 	wantStatus(t, r, http.StatusOK, "")
 	if !strings.Contains(r.String(), `name: "pretrain"`) || !strings.Contains(r.String(), "bookings: []") {
 		t.Errorf("first plan:\n%s", r)
 	}
-	if err := f.e.Srv.SyncPlansNow(ctx); err != nil {
+	if err := f.E.Srv.Files().SyncPlansNow(ctx); err != nil {
 		t.Fatal(err)
 	}
 	versions := func() int {
-		r := f.fileAPI(store.RoleViewer, http.MethodGet, fmt.Sprintf("/api/v1/tasks/%d/versions/plan/card-hours.yaml", f.core.ID), nil, nil)
+		r := f.fileAPI(store.RoleViewer, http.MethodGet, fmt.Sprintf("/api/v1/tasks/%d/versions/plan/card-hours.yaml", f.Core.ID), nil, nil)
 		return decode[struct{ Total int }](t, r).Total
 	}
 	if n := versions(); n != 1 {
 		t.Fatalf("versions after an idle sync = %d, want 1", n)
 	}
 
-	body := fmt.Sprintf(`{"task_id":%d,"card_type":"H800","count":2,"start":%q,"end":%q}`, f.core.ID, f.at(1), f.at(4))
+	body := fmt.Sprintf(`{"task_id":%d,"card_type":"H800","count":2,"start":%q,"end":%q}`, f.Core.ID, f.At(1), f.At(4))
 	br := f.fileAPI(store.RoleMember, http.MethodPost, "/api/v1/bookings", []byte(body), map[string]string{"Content-Type": "application/json"})
 	wantStatus(t, br, http.StatusCreated, "")
 	booking := decode[struct{ ID int64 }](t, br)
-	if err := f.e.Srv.SyncPlansNow(ctx); err != nil {
+	if err := f.E.Srv.Files().SyncPlansNow(ctx); err != nil {
 		t.Fatal(err)
 	}
 	r = f.fileAPI(store.RoleViewer, http.MethodGet, plan, nil, nil)
@@ -353,18 +354,18 @@ func TestPlanFollowsTaskAndBookings(t *testing.T) {
 		!strings.Contains(r.String(), "booked: 6") {
 		t.Errorf("after a booking: %d versions, plan:\n%s", n, r)
 	}
-	last := decode[struct{ Versions []fileVersion }](t, f.fileAPI(store.RoleViewer, http.MethodGet, fmt.Sprintf("/api/v1/tasks/%d/versions/plan/card-hours.yaml", f.core.ID), nil, nil)).Versions[0]
+	last := decode[struct{ Versions []fileVersion }](t, f.fileAPI(store.RoleViewer, http.MethodGet, fmt.Sprintf("/api/v1/tasks/%d/versions/plan/card-hours.yaml", f.Core.ID), nil, nil)).Versions[0]
 	if last.Author != "system" || last.Source != "plan" || last.AuthorID != nil {
 		t.Errorf("plan version = %+v", last)
 	}
 	// The plan is the portal's: people cannot overwrite or roll it back.
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPut, plan, []byte("x"), nil), http.StatusUnprocessableEntity, "invalid")
-	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPost, fmt.Sprintf("/api/v1/tasks/%d/rollback/plan/card-hours.yaml?version=1", f.core.ID), nil, nil), http.StatusUnprocessableEntity, "invalid")
+	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPost, fmt.Sprintf("/api/v1/tasks/%d/rollback/plan/card-hours.yaml?version=1", f.Core.ID), nil, nil), http.StatusUnprocessableEntity, "invalid")
 
 	// A cancelled booking leaves the plan; a bookings' file versions are the
 	// ones current at its start.
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPost, fmt.Sprintf("/api/v1/bookings/%d/cancel", booking.ID), nil, nil), http.StatusOK, "")
-	if err := f.e.Srv.SyncPlansNow(ctx); err != nil {
+	if err := f.E.Srv.Files().SyncPlansNow(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n := versions(); n != 3 {
@@ -376,16 +377,16 @@ func TestPlanFollowsTaskAndBookings(t *testing.T) {
 	if len(used) != 1 || used[0].Path != "plan/card-hours.yaml" || used[0].Version != 3 {
 		t.Errorf("booking file versions = %+v", used)
 	}
-	wantStatus(t, f.fileAPIAs(f.outsider.Token, http.MethodGet, fmt.Sprintf("/api/v1/bookings/%d/file-versions", booking.ID), nil, nil), http.StatusNotFound, "not_found")
+	wantStatus(t, f.fileAPIAs(f.Outsider.Token, http.MethodGet, fmt.Sprintf("/api/v1/bookings/%d/file-versions", booking.ID), nil, nil), http.StatusNotFound, "not_found")
 }
 
 // The pages: upload, edit in the browser, diff, roll back, and who sees what.
 func TestFilesPages(t *testing.T) {
 	t.Parallel()
-	f := newABFleet(t, envOptions{Vars: map[string]string{"CARDHOUR_MAX_FILE_MIB": "1"}}, 1, 1000)
-	c := f.e.Client()
-	c.MustLogin(f.e.Users[store.RoleMember].Username, "password-member")
-	files := fmt.Sprintf("/tasks/%d/files", f.core.ID)
+	f := newFleet(t, envOptions{Vars: map[string]string{"CARDHOUR_MAX_FILE_MIB": "1"}}, 1, 1000)
+	c := f.E.Client()
+	c.MustLogin(f.E.Users[store.RoleMember].Username, "password-member")
+	files := fmt.Sprintf("/tasks/%d/files", f.Core.ID)
 
 	page := c.Get(files)
 	if page.StatusCode != http.StatusOK || page.Doc(t).Find("[data-testid=upload-form]").Length() != 1 {
@@ -402,7 +403,7 @@ func TestFilesPages(t *testing.T) {
 		t.Errorf("file page after upload:\n%.1200s", show)
 	}
 
-	editURL := fmt.Sprintf("/tasks/%d/files/edit/train.sh", f.core.ID)
+	editURL := fmt.Sprintf("/tasks/%d/files/edit/train.sh", f.Core.ID)
 	edit := c.Get(editURL)
 	if got := edit.Doc(t).Find("[data-testid=input-content]").Text(); got != "echo one\necho two\n" {
 		t.Errorf("editor holds %q", got)
@@ -423,7 +424,7 @@ func TestFilesPages(t *testing.T) {
 		t.Fatalf("edit 2: %d", r.StatusCode)
 	}
 
-	diff := c.Get(fmt.Sprintf("/tasks/%d/files/diff/train.sh?from=1&to=3", f.core.ID)).Doc(t)
+	diff := c.Get(fmt.Sprintf("/tasks/%d/files/diff/train.sh?from=1&to=3", f.Core.ID)).Doc(t)
 	d := diff.Find("[data-testid=diff]")
 	if d.AttrOr("data-added", "") != "2" || d.AttrOr("data-removed", "") != "1" {
 		t.Errorf("diff 1→3 added %s removed %s", d.AttrOr("data-added", "?"), d.AttrOr("data-removed", "?"))
@@ -437,7 +438,7 @@ func TestFilesPages(t *testing.T) {
 		t.Errorf("diff lines %q", kinds)
 	}
 
-	r = c.PostForm(fmt.Sprintf("/tasks/%d/files/rollback/train.sh", f.core.ID), url.Values{"version": {"1"}}, true)
+	r = c.PostForm(fmt.Sprintf("/tasks/%d/files/rollback/train.sh", f.Core.ID), url.Values{"version": {"1"}}, true)
 	if r.StatusCode != http.StatusSeeOther || !strings.HasSuffix(r.Header.Get("Location"), "version=4") {
 		t.Fatalf("rollback: %d %s", r.StatusCode, r.Header.Get("Location"))
 	}
@@ -448,13 +449,13 @@ func TestFilesPages(t *testing.T) {
 	if got := show.Doc(t).Find("[data-testid=file-lines]").Text(); !strings.Contains(got, "echo two") {
 		t.Errorf("latest after rollback:\n%s", got)
 	}
-	raw := c.Get(fmt.Sprintf("/tasks/%d/files/raw/train.sh?version=2", f.core.ID))
+	raw := c.Get(fmt.Sprintf("/tasks/%d/files/raw/train.sh?version=2", f.Core.ID))
 	if raw.String() != "echo one\necho 2\n" || !strings.Contains(raw.Header.Get("Content-Disposition"), "attachment") {
 		t.Errorf("download v2: %q %v", raw.Body, raw.Header)
 	}
 
 	// Bad input in the forms: inline messages, right status, nothing saved.
-	before := versionCount(t, f.e)
+	before := versionCount(t, f.E)
 	r = uploadForm(t, c, files+"/upload", "big.bin", strings.Repeat("x", 1<<20+10), "", "")
 	if r.StatusCode != http.StatusRequestEntityTooLarge || r.Doc(t).Find("[data-testid=error-file]").Length() != 1 {
 		t.Errorf("over-size upload: %d\n%.600s", r.StatusCode, r)
@@ -471,7 +472,7 @@ func TestFilesPages(t *testing.T) {
 	if r.StatusCode != http.StatusUnprocessableEntity {
 		t.Errorf("new file without a path: %d", r.StatusCode)
 	}
-	if n := versionCount(t, f.e); n != before {
+	if n := versionCount(t, f.E); n != before {
 		t.Errorf("refused forms saved %d versions", n-before)
 	}
 	r = c.PostForm(files+"/new", url.Values{"path": {"cfg/train.yaml"}, "content": {"lr: 1\r\n"}, "message": {"new"}}, true)
@@ -481,17 +482,17 @@ func TestFilesPages(t *testing.T) {
 
 	// The team's viewer reads without forms; an outsider is told the files
 	// are the team's.
-	v := f.e.Client()
-	v.MustLogin(f.e.Users[store.RoleViewer].Username, "password-viewer")
+	v := f.E.Client()
+	v.MustLogin(f.E.Users[store.RoleViewer].Username, "password-viewer")
 	vp := v.Get(files).Doc(t)
 	if vp.Find("[data-testid=file-row]").Length() != 2 || vp.Find("[data-testid=upload-form]").Length() != 0 || vp.Find("[data-testid=files-readonly]").Length() != 1 {
 		t.Errorf("viewer's files page: %d rows", vp.Find("[data-testid=file-row]").Length())
 	}
-	if v.Get(fmt.Sprintf("/tasks/%d/files/show/train.sh", f.core.ID)).Doc(t).Find("[data-testid=rollback]").Length() != 0 {
+	if v.Get(fmt.Sprintf("/tasks/%d/files/show/train.sh", f.Core.ID)).Doc(t).Find("[data-testid=rollback]").Length() != 0 {
 		t.Error("the viewer is offered rollback")
 	}
-	o := f.e.Client()
-	tok, err := f.e.St.CreateSession(context.Background(), f.outsider.ID)
+	o := f.E.Client()
+	tok, err := f.E.St.CreateSession(context.Background(), f.Outsider.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package server
+package files
 
 import (
 	"mime"
@@ -47,12 +47,12 @@ func messageHeader(c echo.Context) (string, error) {
 	return m, nil
 }
 
-func (s *Server) apiListFiles(c echo.Context) error {
+func (a *Area) apiListFiles(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	fs, err := s.store.FindTaskFiles(c.Request().Context(), id)
+	fs, err := a.store.FindTaskFiles(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -62,12 +62,12 @@ func (s *Server) apiListFiles(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"files": fs})
 }
 
-func (s *Server) apiGetFile(c echo.Context) error {
+func (a *Area) apiGetFile(c echo.Context) error {
 	id, p, err := apiTaskFile(c)
 	if err != nil {
 		return err
 	}
-	v, data, err := s.fileVersionData(c, id, p)
+	v, data, err := a.fileVersionData(c, id, p)
 	if err != nil {
 		return err
 	}
@@ -76,17 +76,17 @@ func (s *Server) apiGetFile(c echo.Context) error {
 
 // fileVersionData reads the version of a task's file that ?version= names
 // (the latest when absent), and its bytes.
-func (s *Server) fileVersionData(c echo.Context, taskID int64, path string) (*store.FileVersion, []byte, error) {
+func (a *Area) fileVersionData(c echo.Context, taskID int64, path string) (*store.FileVersion, []byte, error) {
 	no, err := versionParam(c, "version")
 	if err != nil {
 		return nil, nil, err
 	}
 	ctx := c.Request().Context()
-	v, err := s.store.FindFileVersion(ctx, taskID, path, no)
+	v, err := a.store.FindFileVersion(ctx, taskID, path, no)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := s.files.read(ctx, v)
+	data, err := a.files.read(ctx, v)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -114,7 +114,7 @@ func sendFile(c echo.Context, v *store.FileVersion, data []byte, attachment bool
 	return c.Blob(http.StatusOK, ctype, data)
 }
 
-func (s *Server) apiPutFile(c echo.Context) error {
+func (a *Area) apiPutFile(c echo.Context) error {
 	const op = "server.apiPutFile"
 	id, p, err := apiTaskFile(c)
 	if err != nil {
@@ -133,17 +133,17 @@ func (s *Server) apiPutFile(c echo.Context) error {
 	ctx := c.Request().Context()
 	// Permission and path first: a refused write reads no body and stores
 	// nothing.
-	if err := s.store.CheckFileWrite(ctx, id, p); err != nil {
+	if err := a.store.CheckFileWrite(ctx, id, p); err != nil {
 		return err
 	}
-	if c.Request().ContentLength > s.files.maxBytes {
-		return tooLarge(op, s.files.maxBytes)
+	if c.Request().ContentLength > a.files.maxBytes {
+		return tooLarge(op, a.files.maxBytes)
 	}
-	data, err := readLimited(op, c.Request().Body, s.files.maxBytes)
+	data, err := readLimited(op, c.Request().Body, a.files.maxBytes)
 	if err != nil {
 		return err
 	}
-	res, err := s.files.save(ctx, saveRequest{TaskID: id, Path: p, Data: data, Message: msg, Source: store.FileSourceAPI, BaseNo: base, checkedWrite: true})
+	res, err := a.files.save(ctx, saveRequest{TaskID: id, Path: p, Data: data, Message: msg, Source: store.FileSourceAPI, BaseNo: base, checkedWrite: true})
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func versionResult(c echo.Context, res saveResult) error {
 	return c.JSON(http.StatusCreated, fileVersionJSON{FileVersion: *res.Version})
 }
 
-func (s *Server) apiFileVersions(c echo.Context) error {
+func (a *Area) apiFileVersions(c echo.Context) error {
 	id, p, err := apiTaskFile(c)
 	if err != nil {
 		return err
@@ -179,14 +179,14 @@ func (s *Server) apiFileVersions(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	vs, total, err := s.store.FindFileVersions(c.Request().Context(), id, p, f)
+	vs, total, err := a.store.FindFileVersions(c.Request().Context(), id, p, f)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, fileVersionsJSON{Path: p, Total: total, Versions: vs})
 }
 
-func (s *Server) apiRollbackFile(c echo.Context) error {
+func (a *Area) apiRollbackFile(c echo.Context) error {
 	id, p, err := apiTaskFile(c)
 	if err != nil {
 		return err
@@ -202,19 +202,19 @@ func (s *Server) apiRollbackFile(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.files.rollback(c.Request().Context(), id, p, no, msg)
+	res, err := a.files.rollback(c.Request().Context(), id, p, no, msg)
 	if err != nil {
 		return err
 	}
 	return versionResult(c, res)
 }
 
-func (s *Server) apiBookingFileVersions(c echo.Context) error {
+func (a *Area) apiBookingFileVersions(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	vs, err := s.store.FindBookingFileVersions(c.Request().Context(), id)
+	vs, err := a.store.FindBookingFileVersions(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}

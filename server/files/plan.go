@@ -1,4 +1,4 @@
-package server
+package files
 
 import (
 	"context"
@@ -35,7 +35,7 @@ const planEvery = time.Minute
 // sweeps every task, later ones only those changed since the last call.
 // Tasks whose plan could not be saved (object storage away) are retried
 // on the next call; so are, when paced, those saved within planEvery.
-func (f *files) syncPlans(ctx context.Context, paced bool) error {
+func (f *service) syncPlans(ctx context.Context, paced bool) error {
 	var ids []int64
 	var next int64
 	var err error
@@ -83,7 +83,7 @@ func (f *files) syncPlans(ctx context.Context, paced bool) error {
 	return firstErr
 }
 
-func (f *files) syncPlanBatch(ctx context.Context, ids []int64, failed map[int64]bool) error {
+func (f *service) syncPlanBatch(ctx context.Context, ids []int64, failed map[int64]bool) error {
 	plans, err := f.st.FindTaskPlans(ctx, ids)
 	if err != nil {
 		for _, id := range ids {
@@ -215,24 +215,31 @@ func hoursText(seconds int64) string {
 	return strconv.FormatFloat(math.Round(float64(seconds)/36)/100, 'f', -1, 64)
 }
 
-// syncPlansOnTick starts a plan sync from the ticker unless one is still
-// running. It runs beside the booking tick, never in its way: a slow or
-// unreachable object store must not hold bookings back. Failures are
-// logged and retried on a later tick.
-func (s *Server) syncPlansOnTick(ctx context.Context) {
-	if !s.files.syncing.CompareAndSwap(false, true) {
-		return
-	}
-	go func() {
-		defer s.files.syncing.Store(false)
-		s.files.reconcileIfPending(ctx)
-		err := s.files.syncPlans(ctx, true)
+// syncEvery is how often the plans are brought up to date.
+const syncEvery = 10 * time.Second
+
+// Run brings the card-hour plans up to date every syncEvery until ctx
+// ends (reconciling with object storage first, while that is pending). It
+// runs beside the booking loop, never in its way: a slow or unreachable
+// object store must not hold bookings back. Failures are logged and
+// retried on the next round.
+func (a *Area) Run(ctx context.Context) {
+	t := time.NewTicker(syncEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		a.files.reconcileIfPending(ctx)
+		err := a.files.syncPlans(ctx, true)
 		switch {
 		case err == nil, ctx.Err() != nil:
 		case errs.Is(err, errs.Unavailable):
-			s.log.Warn("card-hour plans not synced: database or object storage unavailable; retrying on the next tick", "err", err)
+			a.log.Warn("card-hour plans not synced: database or object storage unavailable; retrying on the next round", "err", err)
 		default:
-			s.log.Error("card-hour plan sync failed", "err", err)
+			a.log.Error("card-hour plan sync failed", "err", err)
 		}
-	}()
+	}
 }

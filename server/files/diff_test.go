@@ -1,4 +1,4 @@
-package server_test
+package files_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"cardhour/server"
+	"cardhour/server/files"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -58,7 +58,7 @@ func TestDiffLines(t *testing.T) {
 		{"CRLF ends are not text", "a\r\nb\r\n", "a\r\nc\r\n", "@@ -1,2 +1,2 @@\n=a|1|1\n-b|2|0\n+c|0|2\n", 1, 1},
 		{"moved block", "x\ny\nz\n", "z\nx\ny\n", "@@ -1,3 +1,3 @@\n+z|0|1\n=x|1|2\n=y|2|3\n-z|3|0\n", 1, 1},
 	} {
-		hs, added, removed, ok := server.DiffLines([]byte(c.a), []byte(c.b))
+		hs, added, removed, ok := files.DiffLines([]byte(c.a), []byte(c.b))
 		if !ok {
 			t.Errorf("%s: too large?", c.name)
 			continue
@@ -68,7 +68,7 @@ func TestDiffLines(t *testing.T) {
 		}
 	}
 	big := strings.Repeat("x\n", 50001)
-	if _, _, _, ok := server.DiffLines([]byte(big), []byte("x\n")); ok {
+	if _, _, _, ok := files.DiffLines([]byte(big), []byte("x\n")); ok {
 		t.Error("a 50,001-line file was diffed")
 	}
 }
@@ -86,7 +86,7 @@ func TestDiffLinesLargeFile(t *testing.T) {
 			fmt.Fprintf(&b, "row %d\n", i)
 		}
 	}
-	hs, added, removed, ok := server.DiffLines([]byte(a.String()), []byte(b.String()))
+	hs, added, removed, ok := files.DiffLines([]byte(a.String()), []byte(b.String()))
 	if !ok || added != 20 || removed != 20 || len(hs) != 20 {
 		t.Errorf("ok=%v +%d -%d, %d hunks; want 20 one-line changes", ok, added, removed, len(hs))
 	}
@@ -104,7 +104,7 @@ func TestIsText(t *testing.T) {
 		"gbk \xc4\xe3\xba\xc3":      false,
 		"\x01\x02\x03\x04\x05 ctrl": false,
 	} {
-		if got := server.IsText([]byte(in)); got != want {
+		if got := files.IsText([]byte(in)); got != want {
 			t.Errorf("IsText(%q) = %v, want %v", in, got, want)
 		}
 	}
@@ -126,7 +126,7 @@ func TestRenderPlan(t *testing.T) {
 			{ID: 3, CardTypeName: "A800", CardCount: 1, StartAt: start.Add(24 * time.Hour), EndAt: start.Add(25 * time.Hour), State: store.BookingPending, Username: "boss"},
 		},
 	}
-	got := string(server.RenderPlan(p, shanghai))
+	got := string(files.RenderPlan(p, shanghai))
 	want := `# 卡时计划 · card-hour plan
 # Written by cardhour from the task's baseline and bookings whenever they change; edits here are not kept.
 task:

@@ -1,4 +1,4 @@
-package server
+package files
 
 import (
 	"net/http"
@@ -32,38 +32,38 @@ func fileFormFailed(lang string, err error, f *web.Form) bool {
 }
 
 // filesTask loads the task of a files page.
-func (s *Server) filesTask(c echo.Context) (*store.Task, error) {
+func (a *Area) filesTask(c echo.Context) (*store.Task, error) {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return nil, err
 	}
-	return s.store.FindTaskByID(c.Request().Context(), id)
+	return a.store.FindTaskByID(c.Request().Context(), id)
 }
 
-func (s *Server) filesPage(c echo.Context) error {
-	t, err := s.filesTask(c)
+func (a *Area) filesPage(c echo.Context) error {
+	t, err := a.filesTask(c)
 	if err != nil {
 		return err
 	}
-	return s.renderFiles(c, http.StatusOK, t, web.NewForm(), web.NewForm())
+	return a.renderFiles(c, http.StatusOK, t, web.NewForm(), web.NewForm())
 }
 
-func (s *Server) renderFiles(c echo.Context, status int, t *store.Task, upload, newFile web.Form) error {
+func (a *Area) renderFiles(c echo.Context, status int, t *store.Task, upload, newFile web.Form) error {
 	ctx := c.Request().Context()
-	fs, err := s.store.FindTaskFiles(ctx, t.ID)
+	fs, err := a.store.FindTaskFiles(ctx, t.ID)
 	if err != nil {
 		return err
 	}
-	canWrite, err := s.store.MayWriteFiles(ctx, t.ID)
+	canWrite, err := a.store.MayWriteFiles(ctx, t.ID)
 	if err != nil {
 		return err
 	}
-	teams, err := s.bkTeamNames(c)
+	teams, err := a.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	d := web.FilesProps{TaskID: t.ID, TaskName: t.Name, TeamName: teams[t.TeamID], CanWrite: canWrite,
-		MaxMiB: mib(s.files.maxBytes), Upload: upload, NewFile: newFile, PlanPath: store.PlanPath}
+		MaxMiB: mib(a.files.maxBytes), Upload: upload, NewFile: newFile, PlanPath: store.PlanPath}
 	for _, f := range fs {
 		row := web.FileRow{Path: f.Path, Versions: f.LatestNo, Size: f.LatestSize, UpdatedAt: f.UpdatedAt, Generated: f.Generated()}
 		if f.Latest != nil {
@@ -71,7 +71,7 @@ func (s *Server) renderFiles(c echo.Context, status int, t *store.Task, upload, 
 		}
 		d.Files = append(d.Files, row)
 	}
-	return response.Render(c, status, web.TaskFilesPage(s.pages.Page(c, "files.title", "booking"), d))
+	return response.Render(c, status, web.TaskFilesPage(a.pages.Page(c, "files.title", "booking"), d))
 }
 
 // savedFlash says what a save did.
@@ -85,9 +85,9 @@ func savedFlash(lang string, res saveResult) string {
 	return web.T(lang, "files.saved_flash", res.Version.Path, res.Version.No)
 }
 
-func (s *Server) uploadFileForm(c echo.Context) error {
+func (a *Area) uploadFileForm(c echo.Context) error {
 	const op = "server.uploadFileForm"
-	t, err := s.filesTask(c)
+	t, err := a.filesTask(c)
 	if err != nil {
 		return err
 	}
@@ -99,8 +99,8 @@ func (s *Server) uploadFileForm(c echo.Context) error {
 	switch {
 	case ferr != nil:
 		err = &errs.Error{Code: errs.Invalid, Op: op, Key: "files.file_required", Fields: map[string]string{"file": "files.file_required"}}
-	case fh.Size > s.files.maxBytes:
-		err = tooLarge(op, s.files.maxBytes)
+	case fh.Size > a.files.maxBytes:
+		err = tooLarge(op, a.files.maxBytes)
 	default:
 		if p == "" {
 			// Browsers send the bare name; older ones sent a Windows path.
@@ -111,24 +111,24 @@ func (s *Server) uploadFileForm(c echo.Context) error {
 		if oerr != nil {
 			return errs.Wrap(errs.Invalid, op, oerr)
 		}
-		data, err = readLimited(op, f, s.files.maxBytes)
+		data, err = readLimited(op, f, a.files.maxBytes)
 		_ = f.Close()
 	}
 	if err == nil {
 		var res saveResult
-		res, err = s.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: p, Data: data, Message: form.Value("message"), Source: store.FileSourceUpload})
+		res, err = a.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: p, Data: data, Message: form.Value("message"), Source: store.FileSourceUpload})
 		if err == nil {
-			return s.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
+			return a.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
 		}
 	}
 	if !fileFormFailed(lang, err, &form) {
 		return err
 	}
-	return s.renderFiles(c, response.StatusOf(err), t, form, web.NewForm())
+	return a.renderFiles(c, response.StatusOf(err), t, form, web.NewForm())
 }
 
-func (s *Server) newFileForm(c echo.Context) error {
-	t, err := s.filesTask(c)
+func (a *Area) newFileForm(c echo.Context) error {
+	t, err := a.filesTask(c)
 	if err != nil {
 		return err
 	}
@@ -138,15 +138,15 @@ func (s *Server) newFileForm(c echo.Context) error {
 	form.Values["path"] = p
 	// Browsers send a textarea's lines with CRLF; a new file gets LF.
 	content := strings.ReplaceAll(form.Value("content"), "\r\n", "\n")
-	res, err := s.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: p, Data: []byte(content), Message: form.Value("message"),
+	res, err := a.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: p, Data: []byte(content), Message: form.Value("message"),
 		Source: store.FileSourceEdit, MustBeNew: true})
 	if err == nil {
-		return s.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
+		return a.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
 	}
 	if !fileFormFailed(lang, err, &form) {
 		return err
 	}
-	return s.renderFiles(c, response.StatusOf(err), t, web.NewForm(), form)
+	return a.renderFiles(c, response.StatusOf(err), t, web.NewForm(), form)
 }
 
 // versionRow is a version as the pages show it.
@@ -160,8 +160,8 @@ func versionRow(v store.FileVersion, latest int) web.FileVersionRow {
 }
 
 // fileOfPage loads the task and the file a file page is about.
-func (s *Server) fileOfPage(c echo.Context) (*store.Task, *store.TaskFile, error) {
-	t, err := s.filesTask(c)
+func (a *Area) fileOfPage(c echo.Context) (*store.Task, *store.TaskFile, error) {
+	t, err := a.filesTask(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -169,28 +169,28 @@ func (s *Server) fileOfPage(c echo.Context) (*store.Task, *store.TaskFile, error
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := s.store.FindTaskFile(c.Request().Context(), t.ID, p)
+	f, err := a.store.FindTaskFile(c.Request().Context(), t.ID, p)
 	if err != nil {
 		return nil, nil, err
 	}
 	return t, f, nil
 }
 
-func (s *Server) filePage(c echo.Context) error {
-	t, f, err := s.fileOfPage(c)
+func (a *Area) filePage(c echo.Context) error {
+	t, f, err := a.fileOfPage(c)
 	if err != nil {
 		return err
 	}
-	return s.renderFilePage(c, http.StatusOK, t, f, web.NewForm())
+	return a.renderFilePage(c, http.StatusOK, t, f, web.NewForm())
 }
 
-func (s *Server) renderFilePage(c echo.Context, status int, t *store.Task, f *store.TaskFile, rollback web.Form) error {
+func (a *Area) renderFilePage(c echo.Context, status int, t *store.Task, f *store.TaskFile, rollback web.Form) error {
 	ctx := c.Request().Context()
 	no, err := versionParam(c, "version")
 	if err != nil {
 		return err
 	}
-	shown, err := s.store.FindFileVersion(ctx, t.ID, f.Path, no)
+	shown, err := a.store.FindFileVersion(ctx, t.ID, f.Path, no)
 	if err != nil {
 		return err
 	}
@@ -200,17 +200,17 @@ func (s *Server) renderFilePage(c echo.Context, status int, t *store.Task, f *st
 	if n, err := versionParam(c, "page"); err == nil && n > 1 {
 		d.PageNum = min(n, d.Pages)
 	}
-	vs, _, err := s.store.FindFileVersions(ctx, t.ID, f.Path, store.FileVersionFilter{Limit: versionsPerPage, Offset: (d.PageNum - 1) * versionsPerPage})
+	vs, _, err := a.store.FindFileVersions(ctx, t.ID, f.Path, store.FileVersionFilter{Limit: versionsPerPage, Offset: (d.PageNum - 1) * versionsPerPage})
 	if err != nil {
 		return err
 	}
 	for _, v := range vs {
 		d.Versions = append(d.Versions, versionRow(v, f.LatestNo))
 	}
-	if d.CanWrite, err = s.store.MayWriteFiles(ctx, t.ID); err != nil {
+	if d.CanWrite, err = a.store.MayWriteFiles(ctx, t.ID); err != nil {
 		return err
 	}
-	data, err := s.files.read(ctx, shown)
+	data, err := a.files.read(ctx, shown)
 	if err != nil {
 		return err
 	}
@@ -225,25 +225,25 @@ func (s *Server) renderFilePage(c echo.Context, status int, t *store.Task, f *st
 		d.DiffFrom = shown.No
 	}
 	title := web.T(request.Lang(c), "files.title")
-	pg := s.pages.Page(c, "files.title", "booking")
+	pg := a.pages.Page(c, "files.title", "booking")
 	pg.Title = f.Path + " · " + title
 	return response.Render(c, status, web.TaskFilePage(pg, d))
 }
 
-func (s *Server) fileRaw(c echo.Context) error {
-	t, f, err := s.fileOfPage(c)
+func (a *Area) fileRaw(c echo.Context) error {
+	t, f, err := a.fileOfPage(c)
 	if err != nil {
 		return err
 	}
-	v, data, err := s.fileVersionData(c, t.ID, f.Path)
+	v, data, err := a.fileVersionData(c, t.ID, f.Path)
 	if err != nil {
 		return err
 	}
 	return sendFile(c, v, data, true)
 }
 
-func (s *Server) fileDiffPage(c echo.Context) error {
-	t, f, err := s.fileOfPage(c)
+func (a *Area) fileDiffPage(c echo.Context) error {
+	t, f, err := a.fileOfPage(c)
 	if err != nil {
 		return err
 	}
@@ -262,23 +262,23 @@ func (s *Server) fileDiffPage(c echo.Context) error {
 		from = max(to-1, 1)
 	}
 	ctx := c.Request().Context()
-	a, err := s.store.FindFileVersion(ctx, t.ID, f.Path, from)
+	va, err := a.store.FindFileVersion(ctx, t.ID, f.Path, from)
 	if err != nil {
 		return err
 	}
-	b, err := s.store.FindFileVersion(ctx, t.ID, f.Path, to)
+	vb, err := a.store.FindFileVersion(ctx, t.ID, f.Path, to)
 	if err != nil {
 		return err
 	}
-	da, err := s.files.read(ctx, a)
+	da, err := a.files.read(ctx, va)
 	if err != nil {
 		return err
 	}
-	db, err := s.files.read(ctx, b)
+	db, err := a.files.read(ctx, vb)
 	if err != nil {
 		return err
 	}
-	d := web.FileDiffProps{TaskID: t.ID, TaskName: t.Name, Path: f.Path, From: versionRow(*a, f.LatestNo), To: versionRow(*b, f.LatestNo), Total: f.LatestNo}
+	d := web.FileDiffProps{TaskID: t.ID, TaskName: t.Name, Path: f.Path, From: versionRow(*va, f.LatestNo), To: versionRow(*vb, f.LatestNo), Total: f.LatestNo}
 	if !isText(da) || !isText(db) {
 		d.Binary = true
 	} else {
@@ -286,20 +286,20 @@ func (s *Server) fileDiffPage(c echo.Context) error {
 		d.Hunks, d.Added, d.Removed, ok = diffLines(da, db)
 		d.TooLarge = !ok
 	}
-	pg := s.pages.Page(c, "files.title", "booking")
+	pg := a.pages.Page(c, "files.title", "booking")
 	pg.Title = f.Path + " · " + web.T(request.Lang(c), "files.diff_title", from, to)
 	return response.Render(c, http.StatusOK, web.FileDiffPage(pg, d))
 }
 
 // editableFile loads a file for the editor, or says why it cannot be
 // edited in the browser.
-func (s *Server) editableFile(c echo.Context) (*store.Task, *store.TaskFile, []byte, string, error) {
-	t, f, err := s.fileOfPage(c)
+func (a *Area) editableFile(c echo.Context) (*store.Task, *store.TaskFile, []byte, string, error) {
+	t, f, err := a.fileOfPage(c)
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
 	ctx := c.Request().Context()
-	ok, err := s.store.MayWriteFiles(ctx, t.ID)
+	ok, err := a.store.MayWriteFiles(ctx, t.ID)
 	switch {
 	case err != nil:
 		return nil, nil, nil, "", err
@@ -310,7 +310,7 @@ func (s *Server) editableFile(c echo.Context) (*store.Task, *store.TaskFile, []b
 	case f.Latest == nil:
 		return nil, nil, nil, "", errs.E(errs.NotFound, "server.editableFile", "files.not_found", f.Path)
 	}
-	data, err := s.files.read(ctx, f.Latest)
+	data, err := a.files.read(ctx, f.Latest)
 	if err != nil {
 		return nil, nil, nil, "", err
 	}
@@ -320,28 +320,28 @@ func (s *Server) editableFile(c echo.Context) (*store.Task, *store.TaskFile, []b
 	return t, f, data, "", nil
 }
 
-func (s *Server) editFilePage(c echo.Context) error {
-	t, f, data, why, err := s.editableFile(c)
+func (a *Area) editFilePage(c echo.Context) error {
+	t, f, data, why, err := a.editableFile(c)
 	if err != nil {
 		return err
 	}
 	if why != "" {
-		return s.pages.RedirectWithFlash(c, web.FileURL(t.ID, "show", f.Path), web.T(request.Lang(c), why))
+		return a.pages.RedirectWithFlash(c, web.FileURL(t.ID, "show", f.Path), web.T(request.Lang(c), why))
 	}
 	form := web.NewForm()
 	form.Values["content"] = string(data)
-	return s.renderEdit(c, http.StatusOK, t, f.Path, f.LatestNo, form)
+	return a.renderEdit(c, http.StatusOK, t, f.Path, f.LatestNo, form)
 }
 
-func (s *Server) renderEdit(c echo.Context, status int, t *store.Task, p string, base int, form web.Form) error {
-	d := web.FileEditProps{TaskID: t.ID, TaskName: t.Name, Path: p, BaseNo: base, Form: form, MaxMiB: mib(s.files.maxBytes)}
-	pg := s.pages.Page(c, "files.title", "booking")
+func (a *Area) renderEdit(c echo.Context, status int, t *store.Task, p string, base int, form web.Form) error {
+	d := web.FileEditProps{TaskID: t.ID, TaskName: t.Name, Path: p, BaseNo: base, Form: form, MaxMiB: mib(a.files.maxBytes)}
+	pg := a.pages.Page(c, "files.title", "booking")
 	pg.Title = web.T(request.Lang(c), "files.edit_title", p)
 	return response.Render(c, status, web.FileEditPage(pg, d))
 }
 
-func (s *Server) editFileForm(c echo.Context) error {
-	t, f, data, why, err := s.editableFile(c)
+func (a *Area) editFileForm(c echo.Context) error {
+	t, f, data, why, err := a.editableFile(c)
 	if err != nil {
 		return err
 	}
@@ -360,19 +360,19 @@ func (s *Server) editFileForm(c echo.Context) error {
 	if strings.Contains(string(data), "\r\n") {
 		content = strings.ReplaceAll(content, "\n", "\r\n")
 	}
-	res, err := s.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: f.Path, Data: []byte(content), Message: form.Value("message"),
+	res, err := a.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: f.Path, Data: []byte(content), Message: form.Value("message"),
 		Source: store.FileSourceEdit, BaseNo: base})
 	if err == nil {
-		return s.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
+		return a.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
 	}
 	if !fileFormFailed(lang, err, &form) {
 		return err
 	}
-	return s.renderEdit(c, response.StatusOf(err), t, f.Path, base, form)
+	return a.renderEdit(c, response.StatusOf(err), t, f.Path, base, form)
 }
 
-func (s *Server) rollbackFileForm(c echo.Context) error {
-	t, f, err := s.fileOfPage(c)
+func (a *Area) rollbackFileForm(c echo.Context) error {
+	t, f, err := a.fileOfPage(c)
 	if err != nil {
 		return err
 	}
@@ -383,29 +383,29 @@ func (s *Server) rollbackFileForm(c echo.Context) error {
 	}
 	if err == nil {
 		var res saveResult
-		res, err = s.files.rollback(c.Request().Context(), t.ID, f.Path, no, c.FormValue("message"))
+		res, err = a.files.rollback(c.Request().Context(), t.ID, f.Path, no, c.FormValue("message"))
 		if err == nil {
-			return s.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, f.Path, res.Version.No), savedFlash(lang, res))
+			return a.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, f.Path, res.Version.No), savedFlash(lang, res))
 		}
 	}
 	form := web.NewForm()
 	if !response.FormFailed(lang, err, &form) {
 		return err
 	}
-	return s.renderFilePage(c, response.StatusOf(err), t, f, form)
+	return a.renderFilePage(c, response.StatusOf(err), t, f, form)
 }
 
-func (s *Server) bookingFilesPage(c echo.Context) error {
+func (a *Area) bookingFilesPage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	b, err := s.store.FindBookingByID(ctx, id)
+	b, err := a.store.FindBookingByID(ctx, id)
 	if err != nil {
 		return err
 	}
-	vs, err := s.store.FindBookingFileVersions(ctx, id)
+	vs, err := a.store.FindBookingFileVersions(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -413,7 +413,7 @@ func (s *Server) bookingFilesPage(c echo.Context) error {
 	for _, v := range vs {
 		d.Rows = append(d.Rows, web.BookingFileRow{TaskID: v.TaskID, Path: v.Path, No: v.No, At: v.CreatedAt, Author: v.AuthorName, Message: v.Message, SHA256: v.SHA256})
 	}
-	pg := s.pages.Page(c, "files.title", "booking")
+	pg := a.pages.Page(c, "files.title", "booking")
 	pg.Title = web.T(request.Lang(c), "files.booking_title", b.ID)
 	return response.Render(c, http.StatusOK, web.BookingFilesPage(pg, d))
 }

@@ -1,4 +1,4 @@
-package server
+package files
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 // Hooks for the external tests of task files.
 
 // SyncPlansNow runs the plan sync the ticker would run next.
-func (s *Server) SyncPlansNow(ctx context.Context) error { return s.files.syncPlans(ctx, false) }
+func (a *Area) SyncPlansNow(ctx context.Context) error { return a.files.syncPlans(ctx, false) }
 
 // SetOrphanGrace changes how old an object without a row must be before
 // reconciliation removes it.
-func (s *Server) SetOrphanGrace(d time.Duration) { s.files.orphanGrace = d }
+func (a *Area) SetOrphanGrace(d time.Duration) { a.files.orphanGrace = d }
 
 // DiffLines is the line diff of the diff page.
 func DiffLines(a, b []byte) ([]web.DiffHunk, int, int, bool) { return diffLines(a, b) }

@@ -1,0 +1,29 @@
+// Package files is the area of task files (计划、脚本、配置留版本): card-hour
+// plans, scripts and configs kept with versions in object storage (a local
+// directory, or S3 such as Tianyi OOS/ZOS) and their rows in the database;
+// history, line diffs, rollback as a new version, the versions a booking
+// ran with, the generated card-hour plan and the reconciliation of the
+// database with the object store.
+package files
+
+import (
+	"log/slog"
+
+	"cardhour/config"
+	"cardhour/server/response"
+	"cardhour/store"
+)
+
+// Area serves the task files.
+type Area struct {
+	store *store.Store
+	cfg   config.Config
+	log   *slog.Logger
+	pages *response.Pages
+	files *service
+}
+
+// New builds the area on the object store the configuration names.
+func New(st *store.Store, cfg config.Config, log *slog.Logger, pages *response.Pages) *Area {
+	return &Area{store: st, cfg: cfg, log: log, pages: pages, files: newService(cfg, st, log)}
+}
