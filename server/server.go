@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"cardhour/config"
+	"cardhour/server/board"
 	"cardhour/server/files"
 	"cardhour/server/ledger"
 	"cardhour/server/response"
@@ -41,7 +42,7 @@ type Server struct {
 	ledger *ledger.Area
 
 	limiter *loginLimiter
-	live    *live // the board: fleet state, websocket hub, telemetry loops
+	board   *board.Area
 	files   *files.Area
 }
 
@@ -60,7 +61,7 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 		limiter: newLoginLimiter(10, 15*time.Minute),
 	}
 	s.metrics = newMetrics(prometheus.NewRegistry(), st)
-	s.live = newLive(s)
+	s.board = board.New(st, cfg, log, s.pages, s.metrics.registry)
 	s.files = files.New(st, cfg, log, s.pages)
 	s.ledger = ledger.New(st, cfg, log, s.pages)
 	s.echo.HideBanner = true
@@ -83,6 +84,9 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 // Files is the task files' area, for main (it opens and checks the object
 // store at start) and for tests.
 func (s *Server) Files() *files.Area { return s.files }
+
+// Board is the live board's area, for tests that start its loops.
+func (s *Server) Board() *board.Area { return s.board }
 
 // Handler is the portal as an http.Handler, for tests.
 func (s *Server) Handler() http.Handler { return s.echo }
@@ -109,7 +113,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	go s.files.Run(tickCtx)
 	// The board outlives ctx until the requests have drained: then its
 	// websockets close and its last rollups are written (stopLive below).
-	stopLive := s.StartLive(context.WithoutCancel(ctx))
+	stopLive := s.board.Start(context.WithoutCancel(ctx))
 	defer stopLive()
 	s.log.Info("serving", "addr", ln.Addr().String(), "db", s.store.Dialect())
 	select {

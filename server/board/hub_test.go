@@ -1,4 +1,4 @@
-package server
+package board
 
 // The hub's mechanics with short timings, on a bare websocket endpoint: the
 // full route (authentication, origin, the real push API) is tested in
@@ -45,7 +45,7 @@ func newHubWorld(t *testing.T, cards int, opts hubOptions) *hubWorld {
 	h := newHub(fl, func() []telemetry.AlertView { return nil }, m, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	go h.run(ctx)
-	s := &Server{}
+	s := &Area{}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, err := s.upgraderFor().Upgrade(w, r, nil)
 		if err != nil {
@@ -67,10 +67,10 @@ func newHubWorld(t *testing.T, cards int, opts hubOptions) *hubWorld {
 	return &hubWorld{fleet: fl, hub: h, metrics: m, url: "ws" + strings.TrimPrefix(ts.URL, "http"), cards: cards}
 }
 
-// upgraderFor is the upgrader without the Server's origin check (these
+// upgraderFor is the upgrader without the area's origin check (these
 // tests dial without an Origin header anyway).
-func (s *Server) upgraderFor() *websocket.Upgrader {
-	u := s.upgrader()
+func (a *Area) upgraderFor() *websocket.Upgrader {
+	u := a.upgrader()
 	u.CheckOrigin = func(*http.Request) bool { return true }
 	return u
 }
@@ -292,7 +292,7 @@ func TestHubClosesEveryClientWhenItStops(t *testing.T) {
 	h := newHub(fl, func() []telemetry.AlertView { return nil }, m, defaultHubOptions())
 	ctx, cancel := context.WithCancel(context.Background())
 	go h.run(ctx)
-	s := &Server{}
+	s := &Area{}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, err := s.upgraderFor().Upgrade(w, r, nil)
 		if err != nil {

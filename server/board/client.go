@@ -1,4 +1,4 @@
-package server
+package board
 
 import (
 	"net/http"
@@ -27,19 +27,19 @@ type client struct {
 // idle boards should not hold 500 write buffers), no compression (each frame
 // is encoded once for every client; per-client deflate would multiply the
 // work), and the origin check.
-func (s *Server) upgrader() *websocket.Upgrader {
+func (a *Area) upgrader() *websocket.Upgrader {
 	return &websocket.Upgrader{
 		ReadBufferSize:  512,
 		WriteBufferSize: 4096,
 		WriteBufferPool: &sync.Pool{},
-		CheckOrigin:     s.sameOrigin,
+		CheckOrigin:     a.sameOrigin,
 	}
 }
 
 // sameOrigin refuses cross-site websocket connections: a page elsewhere must
 // not ride on a viewer's session cookie. Clients that send no Origin (agents,
 // scripts, the load generator) are not browsers and need none.
-func (s *Server) sameOrigin(r *http.Request) bool {
+func (a *Area) sameOrigin(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return true
@@ -51,8 +51,8 @@ func (s *Server) sameOrigin(r *http.Request) bool {
 	if strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	if s.cfg.BaseURL != "" {
-		if b, err := url.Parse(s.cfg.BaseURL); err == nil && strings.EqualFold(u.Host, b.Host) {
+	if a.cfg.BaseURL != "" {
+		if b, err := url.Parse(a.cfg.BaseURL); err == nil && strings.EqualFold(u.Host, b.Host) {
 			return true
 		}
 	}

@@ -1,4 +1,4 @@
-package server
+package board
 
 import (
 	"context"
@@ -31,10 +31,10 @@ type boardViewer struct {
 // boardAuth admits a board token (?token=), a session or an API token.
 // The routes are Public in the table because a board token is no user;
 // this is their gate, and it refuses everyone else with 401.
-func (s *Server) boardAuth(c echo.Context) (boardViewer, error) {
+func (a *Area) boardAuth(c echo.Context) (boardViewer, error) {
 	const op = "server.boardAuth"
 	if tok := c.QueryParam("token"); tok != "" {
-		if _, err := s.store.FindTelemetryToken(c.Request().Context(), store.TokenBoard, tok); err != nil {
+		if _, err := a.store.FindTelemetryToken(c.Request().Context(), store.TokenBoard, tok); err != nil {
 			return boardViewer{}, err
 		}
 		return boardViewer{token: tok}, nil
@@ -50,22 +50,22 @@ func (s *Server) boardAuth(c echo.Context) (boardViewer, error) {
 }
 
 // boardPage is the wall board.
-func (s *Server) boardPage(c echo.Context) error {
-	v, err := s.boardAuth(c)
+func (a *Area) boardPage(c echo.Context) error {
+	v, err := a.boardAuth(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	if err := s.live.ensureFresh(ctx, 5*time.Second); err != nil {
+	if err := a.live.ensureFresh(ctx, 5*time.Second); err != nil {
 		return err
 	}
-	p := s.pages.Base(c)
+	p := a.pages.Base(c)
 	p.Title = p.T("board.title")
 	p.Nav = "board"
 	p.User = response.Viewer(v.user)
 	now := time.Now()
-	sum := s.live.fleet.Summary(now)
-	th := s.cfg.Thresholds
+	sum := a.live.fleet.Summary(now)
+	th := a.cfg.Thresholds
 	b := web.BoardProps{
 		WSURL:        "/ws/board",
 		Figures:      web.BoardFigures{Cards: sum.Cards, Booked: sum.Booked, Busy: sum.Busy, HeldIdleHoursToday: sum.HeldIdleHoursToday, UtilNow: sum.UtilNow},
@@ -83,15 +83,15 @@ func (s *Server) boardPage(c echo.Context) error {
 	for st, n := range sum.States {
 		b.Counts[string(st)] = n
 	}
-	for _, cv := range s.live.fleet.Snapshot() {
+	for _, cv := range a.live.fleet.Snapshot() {
 		if len(b.Hosts) == 0 || b.Hosts[len(b.Hosts)-1].Name != cv.Host {
 			b.Hosts = append(b.Hosts, web.BoardHost{Name: cv.Host})
 		}
 		h := &b.Hosts[len(b.Hosts)-1]
 		h.Cards = append(h.Cards, boardTile(cv))
 	}
-	for _, a := range s.live.openAlerts() {
-		b.Alerts = append(b.Alerts, web.BoardAlert{Kind: string(a.Kind), Host: a.Host, Index: a.Index, Team: a.Team, Task: a.Task, Since: a.Since, Value: a.Value})
+	for _, al := range a.live.openAlerts() {
+		b.Alerts = append(b.Alerts, web.BoardAlert{Kind: string(al.Kind), Host: al.Host, Index: al.Index, Team: al.Team, Task: al.Task, Since: al.Since, Value: al.Value})
 	}
 	return response.Render(c, http.StatusOK, web.BoardPage(p, b))
 }
@@ -116,21 +116,21 @@ func boardTile(cv telemetry.CardView) web.BoardTile {
 // boardSocket upgrades to the board's websocket: a snapshot first, then
 // deltas, pings every pingPeriod. Refused with 401 before the upgrade when
 // the caller is not allowed, 400 when it is not a websocket request.
-func (s *Server) boardSocket(c echo.Context) error {
-	if _, err := s.boardAuth(c); err != nil {
+func (a *Area) boardSocket(c echo.Context) error {
+	if _, err := a.boardAuth(c); err != nil {
 		return err
 	}
 	if !websocket.IsWebSocketUpgrade(c.Request()) {
 		return errs.E(errs.Invalid, "server.boardSocket", "board.ws_only")
 	}
-	h := s.live.hub
+	h := a.live.hub
 	if !h.isRunning() {
 		return errs.E(errs.Unavailable, "server.boardSocket", "board.ws_down")
 	}
-	if !s.sameOrigin(c.Request()) {
+	if !a.sameOrigin(c.Request()) {
 		return errs.E(errs.Forbidden, "server.boardSocket", "board.ws_origin")
 	}
-	conn, err := s.upgrader().Upgrade(c.Response(), c.Request(), nil)
+	conn, err := a.upgrader().Upgrade(c.Response(), c.Request(), nil)
 	if err != nil {
 		// The upgrader has answered the client already.
 		return nil
@@ -146,9 +146,9 @@ func (s *Server) boardSocket(c echo.Context) error {
 }
 
 // heatmapPage shows cards × hours for one day or seven.
-func (s *Server) heatmapPage(c echo.Context) error {
+func (a *Area) heatmapPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	loc := s.cfg.TZ
+	loc := a.cfg.TZ
 	now := time.Now().In(loc)
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
 	if q := c.QueryParam("day"); q != "" {
@@ -163,16 +163,16 @@ func (s *Server) heatmapPage(c echo.Context) error {
 		days = 7
 	}
 	from, to := day, day.AddDate(0, 0, days)
-	rollups, err := s.store.FindHourRollups(ctx, from, to)
+	rollups, err := a.store.FindHourRollups(ctx, from, to)
 	if err != nil {
 		return err
 	}
-	cards, err := s.store.FindCards(ctx, store.CardFilter{})
+	cards, err := a.store.FindCards(ctx, store.CardFilter{})
 	if err != nil {
 		return err
 	}
-	p := s.pages.Page(c, "heatmap.title", "board")
-	props := buildHeatmap(p, cards, rollups, from, days, s.cfg.Thresholds)
+	p := a.pages.Page(c, "heatmap.title", "board")
+	props := buildHeatmap(p, cards, rollups, from, days, a.cfg.Thresholds)
 	props.Prev = day.AddDate(0, 0, -days).Format(time.DateOnly)
 	props.Next = day.AddDate(0, 0, days).Format(time.DateOnly)
 	return response.Render(c, http.StatusOK, web.HeatmapPage(p, props))
@@ -270,26 +270,26 @@ func buildHeatmap(p web.Page, cards []store.CardView, rollups []store.Rollup, fr
 func weekdayKey(d time.Weekday) string { return "heatmap.weekday." + strings.ToLower(d.String()[:3]) }
 
 // telemetryAdminPage lists pending cards and telemetry tokens.
-func (s *Server) telemetryAdminPage(c echo.Context) error {
-	return s.renderTelemetryAdmin(c, http.StatusOK, web.NewForm(), "", "")
+func (a *Area) telemetryAdminPage(c echo.Context) error {
+	return a.renderTelemetryAdmin(c, http.StatusOK, web.NewForm(), "", "")
 }
 
-func (s *Server) renderTelemetryAdmin(c echo.Context, status int, f web.Form, newToken, newKind string) error {
+func (a *Area) renderTelemetryAdmin(c echo.Context, status int, f web.Form, newToken, newKind string) error {
 	ctx := c.Request().Context()
-	pending, err := s.store.FindPendingCards(ctx)
+	pending, err := a.store.FindPendingCards(ctx)
 	if err != nil {
 		return err
 	}
-	types, err := s.store.FindCardTypes(ctx)
+	types, err := a.store.FindCardTypes(ctx)
 	if err != nil {
 		return err
 	}
-	tokens, err := s.store.FindTelemetryTokens(ctx)
+	tokens, err := a.store.FindTelemetryTokens(ctx)
 	if err != nil {
 		return err
 	}
-	p := s.pages.Page(c, "telemetry.admin_title", "admin")
-	props := web.TelemetryAdminProps{NewToken: newToken, NewKind: newKind, PortalURL: s.portalURL(c)}
+	p := a.pages.Page(c, "telemetry.admin_title", "admin")
+	props := web.TelemetryAdminProps{NewToken: newToken, NewKind: newKind, PortalURL: a.portalURL(c)}
 	if newKind == store.TokenBoard && newToken != "" {
 		props.BoardURL = props.PortalURL + "/board?token=" + url.QueryEscape(newToken)
 	}
@@ -332,9 +332,9 @@ func suggestType(pc store.PendingCard, types []store.CardType) string {
 
 // portalURL is where agents reach the portal: the configured public URL,
 // else what this request came to.
-func (s *Server) portalURL(c echo.Context) string {
-	if s.cfg.BaseURL != "" {
-		return s.cfg.BaseURL
+func (a *Area) portalURL(c echo.Context) string {
+	if a.cfg.BaseURL != "" {
+		return a.cfg.BaseURL
 	}
 	scheme := "http"
 	if c.Request().TLS != nil || c.Request().Header.Get("X-Forwarded-Proto") == "https" {
@@ -343,65 +343,65 @@ func (s *Server) portalURL(c echo.Context) string {
 	return scheme + "://" + c.Request().Host
 }
 
-func (s *Server) createTelemetryTokenForm(c echo.Context) error {
+func (a *Area) createTelemetryTokenForm(c echo.Context) error {
 	f := request.Form(c, "kind", "name")
-	tok, secret, err := s.store.CreateTelemetryToken(c.Request().Context(), f.Value("kind"), f.Value("name"))
+	tok, secret, err := a.store.CreateTelemetryToken(c.Request().Context(), f.Value("kind"), f.Value("name"))
 	if err != nil {
 		if response.FormFailed(request.Lang(c), err, &f) {
-			return s.renderTelemetryAdmin(c, response.StatusOf(err), f, "", "")
+			return a.renderTelemetryAdmin(c, response.StatusOf(err), f, "", "")
 		}
 		return err
 	}
 	// The secret is shown on this response only: no redirect, so it never
 	// sits in a cookie or a URL.
-	return s.renderTelemetryAdmin(c, http.StatusCreated, web.NewForm(), secret, tok.Kind)
+	return a.renderTelemetryAdmin(c, http.StatusCreated, web.NewForm(), secret, tok.Kind)
 }
 
-func (s *Server) revokeTelemetryTokenForm(c echo.Context) error {
+func (a *Area) revokeTelemetryTokenForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.store.RevokeTelemetryToken(c.Request().Context(), id); err != nil {
+	if err := a.store.RevokeTelemetryToken(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return s.pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.revoked_flash"))
+	return a.pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.revoked_flash"))
 }
 
-func (s *Server) registerPendingCardForm(c echo.Context) error {
+func (a *Area) registerPendingCardForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	typeID, _ := parseInt64(c.FormValue("card_type_id"))
-	card, err := s.store.RegisterPendingCard(c.Request().Context(), id, typeID)
+	card, err := a.store.RegisterPendingCard(c.Request().Context(), id, typeID)
 	if err != nil {
 		if e, ok := errs.As(err); ok && (e.Code == errs.Invalid || e.Code == errs.Conflict) {
 			_, _, msg, _ := response.Describe(err, request.Lang(c))
-			return s.pages.RedirectWithFlash(c, "/admin/telemetry", msg)
+			return a.pages.RedirectWithFlash(c, "/admin/telemetry", msg)
 		}
 		return err
 	}
-	s.live.refreshAfterChange(c.Request().Context())
-	return s.pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.registered", card.UUID))
+	a.live.refreshAfterChange(c.Request().Context())
+	return a.pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.registered", card.UUID))
 }
 
-func (s *Server) deletePendingCardForm(c echo.Context) error {
+func (a *Area) deletePendingCardForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeletePendingCard(c.Request().Context(), id); err != nil {
+	if err := a.store.DeletePendingCard(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return s.pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.dismissed"))
+	return a.pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.dismissed"))
 }
 
 // refreshAfterChange reloads the inventory now (a card was registered), so
 // the board shows it without waiting for the next refresh.
 func (l *live) refreshAfterChange(ctx context.Context) {
 	if err := l.refreshInventory(ctx); err != nil {
-		l.s.log.Warn("board inventory not refreshed", "err", err)
+		l.a.log.Warn("board inventory not refreshed", "err", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package server
+package board
 
 import (
 	"strconv"
@@ -113,13 +113,13 @@ func (fc *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, v, append(labels, string(st))...)
 		}
 	}
-	s := fc.fleet.Summary(now)
+	sum := fc.fleet.Summary(now)
 	for _, st := range telemetry.States {
-		ch <- prometheus.MustNewConstMetric(descFleetCards, prometheus.GaugeValue, float64(s.States[st]), string(st))
+		ch <- prometheus.MustNewConstMetric(descFleetCards, prometheus.GaugeValue, float64(sum.States[st]), string(st))
 	}
-	ch <- prometheus.MustNewConstMetric(descFleetBooked, prometheus.GaugeValue, float64(s.Booked))
-	ch <- prometheus.MustNewConstMetric(descFleetBusy, prometheus.GaugeValue, float64(s.Busy))
-	ch <- prometheus.MustNewConstMetric(descFleetUtil, prometheus.GaugeValue, s.UtilNow)
-	ch <- prometheus.MustNewConstMetric(descFleetHeldIdle, prometheus.GaugeValue, s.HeldIdleHoursToday)
-	ch <- prometheus.MustNewConstMetric(descFleetUnreg, prometheus.GaugeValue, float64(s.Unregistered))
+	ch <- prometheus.MustNewConstMetric(descFleetBooked, prometheus.GaugeValue, float64(sum.Booked))
+	ch <- prometheus.MustNewConstMetric(descFleetBusy, prometheus.GaugeValue, float64(sum.Busy))
+	ch <- prometheus.MustNewConstMetric(descFleetUtil, prometheus.GaugeValue, sum.UtilNow)
+	ch <- prometheus.MustNewConstMetric(descFleetHeldIdle, prometheus.GaugeValue, sum.HeldIdleHoursToday)
+	ch <- prometheus.MustNewConstMetric(descFleetUnreg, prometheus.GaugeValue, float64(sum.Unregistered))
 }

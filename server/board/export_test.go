@@ -1,4 +1,4 @@
-package server
+package board
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 // tick, done now.
 
 // ParkUnknownNow records the unregistered cards seen so far.
-func (s *Server) ParkUnknownNow(ctx context.Context) error { return s.live.parkUnknown(ctx) }
+func (a *Area) ParkUnknownNow(ctx context.Context) error { return a.live.parkUnknown(ctx) }
 
 // LiveCard is one card of the live state.
-func (s *Server) LiveCard(uuid string) telemetry.CardView {
-	v, _ := s.live.fleet.Card(uuid)
+func (a *Area) LiveCard(uuid string) telemetry.CardView {
+	v, _ := a.live.fleet.Card(uuid)
 	return v
 }

@@ -1,4 +1,4 @@
-package server_test
+package board_test
 
 import (
 	"context"
@@ -64,7 +64,7 @@ func newFleetEnv(t *testing.T, live bool) *fleetEnv {
 		t.Fatal(err)
 	}
 	if live {
-		stop := e.Srv.StartLive(context.Background())
+		stop := e.Srv.Board().Start(context.Background())
 		t.Cleanup(stop)
 	}
 	return fe
@@ -72,7 +72,7 @@ func newFleetEnv(t *testing.T, live bool) *fleetEnv {
 
 func fixture(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile("../telemetry/testdata/" + name)
+	b, err := os.ReadFile("../../telemetry/testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestAdminsIssueBoardTokensAndRegisterNewCards(t *testing.T) {
 
 	// Unknown cards wait for registration; an admin picks their type.
 	fe.push(fe.agentTok, "gpu-new-02", "0, GPU-aa12f3d5-b3dc-d3e4-47d2-a5ea475b4b2f, NVIDIA H800, 50, 1000, 81559, 40, 300\n")
-	if err := fe.Srv.ParkUnknownNow(context.Background()); err != nil {
+	if err := fe.Srv.Board().ParkUnknownNow(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	c := fe.Client()
@@ -388,7 +388,7 @@ func TestAdminsIssueBoardTokensAndRegisterNewCards(t *testing.T) {
 	if !found {
 		t.Error("the registered card is not in the inventory on its host")
 	}
-	if v := fe.Srv.LiveCard("GPU-aa12f3d5-b3dc-d3e4-47d2-a5ea475b4b2f"); !v.Registered || v.Type != "NVIDIA H800 80GB" {
+	if v := fe.Srv.Board().LiveCard("GPU-aa12f3d5-b3dc-d3e4-47d2-a5ea475b4b2f"); !v.Registered || v.Type != "NVIDIA H800 80GB" {
 		t.Errorf("the board still shows it unregistered: %+v", v)
 	}
 	// The form page issues tokens too, showing the secret once.
@@ -417,7 +417,7 @@ func TestAgentFeedsTheBoardThroughTheAPI(t *testing.T) {
 	if st := a.Stats(); st.Sent != 1 || a.Buffered() != 0 {
 		t.Fatalf("agent stats %+v", st)
 	}
-	v := fe.Srv.LiveCard(uuid0)
+	v := fe.Srv.Board().LiveCard(uuid0)
 	if v.State != telemetry.StateFull || !v.LastSample.Equal(at.Truncate(time.Nanosecond)) || v.Processes != 1 || v.Source != telemetry.SourceAgent {
 		t.Errorf("card 0 after the agent's post: %+v", v)
 	}
@@ -481,7 +481,7 @@ func grepLines(s, sub string) string {
 func TestStoppingTheBoardWritesTheLastRollups(t *testing.T) {
 	t.Parallel()
 	fe := newFleetEnv(t, false)
-	stop := fe.Srv.StartLive(context.Background())
+	stop := fe.Srv.Board().Start(context.Background())
 	c, _, err := fe.dial(t, "?token="+fe.boardTok, nil)
 	if err != nil {
 		t.Fatal(err)

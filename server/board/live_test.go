@@ -1,4 +1,4 @@
-package server
+package board
 
 import (
 	"context"
@@ -68,11 +68,9 @@ func newAutoWorld(t *testing.T, limit time.Duration) *autoWorld {
 		return map[string]string{"CARDHOUR_AUTO_RELEASE_MINUTES": fmt.Sprint(int(limit.Minutes())), "CARDHOUR_SIMULATOR": "false"}[k]
 	}, io.Discard)
 	must(err)
-	s := &Server{cfg: cfg, store: st, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	s.metrics = newMetrics(prometheus.NewRegistry(), st)
-	s.live = newLive(s)
-	must(s.live.refreshInventory(bg))
-	return &autoWorld{st: st, l: s.live, booking: res.Booking, owner: owner, cards: res.Cards}
+	a := New(st, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, prometheus.NewRegistry())
+	must(a.live.refreshInventory(bg))
+	return &autoWorld{st: st, l: a.live, booking: res.Booking, owner: owner, cards: res.Cards}
 }
 
 // idle makes the fleet see the booking's cards quiet for d, as if the

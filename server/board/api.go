@@ -1,4 +1,4 @@
-package server
+package board
 
 import (
 	"bytes"
@@ -30,15 +30,15 @@ var hostParam = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 // session). Push routes are Public in the table because an agent token is
 // no user; this is their gate. A board token, a non-admin's token or no
 // credentials at all are refused.
-func (s *Server) telemetryWriter(c echo.Context) error {
+func (a *Area) telemetryWriter(c echo.Context) error {
 	const op = "server.telemetryWriter"
 	ctx := c.Request().Context()
 	if secret, ok := request.BearerToken(c.Request()); ok {
-		if s.live.tokens.known(secret) {
+		if a.live.tokens.known(secret) {
 			return nil
 		}
-		if _, err := s.store.FindTelemetryToken(ctx, store.TokenAgent, secret); err == nil {
-			s.live.tokens.remember(secret)
+		if _, err := a.store.FindTelemetryToken(ctx, store.TokenAgent, secret); err == nil {
+			a.live.tokens.remember(secret)
 			return nil
 		} else if !errs.Is(err, errs.Unauthorized) {
 			return err
@@ -88,9 +88,9 @@ type skippedLineOut struct {
 // apiPushNvidiaSMI takes the raw CSV of the GPU query (with or without
 // units and header), optionally followed by a blank line and the CSV of the
 // compute-apps query, so `nvidia-smi … | curl --data-binary @- …` is enough.
-func (s *Server) apiPushNvidiaSMI(c echo.Context) error {
+func (a *Area) apiPushNvidiaSMI(c echo.Context) error {
 	const op = "server.apiPushNvidiaSMI"
-	if err := s.telemetryWriter(c); err != nil {
+	if err := a.telemetryWriter(c); err != nil {
 		return err
 	}
 	host := c.QueryParam("host")
@@ -123,7 +123,7 @@ func (s *Server) apiPushNvidiaSMI(c echo.Context) error {
 	if len(samples) == 0 {
 		return &errs.Error{Code: errs.Invalid, Op: op, Key: "telemetry.no_samples"}
 	}
-	res, err := s.live.ingest(c.Request().Context(), samples, telemetry.SourcePush)
+	res, err := a.live.ingest(c.Request().Context(), samples, telemetry.SourcePush)
 	if err != nil {
 		return err
 	}
@@ -136,9 +136,9 @@ const maxBatchSamples = 20000
 
 // apiPushSamples takes an agent's batch: samples already parsed on the
 // host, each with the time it was taken.
-func (s *Server) apiPushSamples(c echo.Context) error {
+func (a *Area) apiPushSamples(c echo.Context) error {
 	const op = "server.apiPushSamples"
-	if err := s.telemetryWriter(c); err != nil {
+	if err := a.telemetryWriter(c); err != nil {
 		return err
 	}
 	body, err := readBody(c)
@@ -165,7 +165,7 @@ func (s *Server) apiPushSamples(c echo.Context) error {
 			b.Samples[i].Host = b.Host
 		}
 	}
-	res, err := s.live.ingest(c.Request().Context(), b.Samples, telemetry.SourceAgent)
+	res, err := a.live.ingest(c.Request().Context(), b.Samples, telemetry.SourceAgent)
 	if err != nil {
 		return err
 	}
@@ -188,19 +188,19 @@ type telemetryTokenJSON struct {
 	BoardURL  string    `json:"board_url,omitempty"`
 }
 
-func (s *Server) apiCreateTelemetryToken(kind string) echo.HandlerFunc {
+func (a *Area) apiCreateTelemetryToken(kind string) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		var in tokenRequest
 		if err := request.DecodeJSON(c, &in); err != nil {
 			return err
 		}
-		t, secret, err := s.store.CreateTelemetryToken(c.Request().Context(), kind, in.Name)
+		t, secret, err := a.store.CreateTelemetryToken(c.Request().Context(), kind, in.Name)
 		if err != nil {
 			return err
 		}
 		out := telemetryTokenJSON{ID: t.ID, Kind: t.Kind, Name: t.Name, Prefix: t.Prefix, CreatedAt: t.CreatedAt, Token: secret}
 		if kind == store.TokenBoard {
-			out.BoardURL = s.portalURL(c) + "/board?token=" + secret
+			out.BoardURL = a.portalURL(c) + "/board?token=" + secret
 		}
 		return c.JSON(http.StatusCreated, out)
 	}
@@ -214,12 +214,12 @@ type fleetJSON struct {
 	Alerts  []telemetry.AlertView `json:"alerts"`
 }
 
-func (s *Server) apiFleet(c echo.Context) error {
-	if err := s.live.ensureFresh(c.Request().Context(), 5*time.Second); err != nil {
+func (a *Area) apiFleet(c echo.Context) error {
+	if err := a.live.ensureFresh(c.Request().Context(), 5*time.Second); err != nil {
 		return err
 	}
 	now := time.Now()
-	out := fleetJSON{At: now, Summary: s.live.fleet.Summary(now), Cards: s.live.fleet.Snapshot(), Alerts: s.live.openAlerts()}
+	out := fleetJSON{At: now, Summary: a.live.fleet.Summary(now), Cards: a.live.fleet.Snapshot(), Alerts: a.live.openAlerts()}
 	if out.Alerts == nil {
 		out.Alerts = []telemetry.AlertView{}
 	}
@@ -227,21 +227,21 @@ func (s *Server) apiFleet(c echo.Context) error {
 }
 
 // apiBookingUsage is a booking's used and idle card-hours.
-func (s *Server) apiBookingUsage(c echo.Context) error {
+func (a *Area) apiBookingUsage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
 	// Only someone who may see the booking sees its usage.
-	if _, err := scope.Booking(c, s.store, id); err != nil {
+	if _, err := scope.Booking(c, a.store, id); err != nil {
 		return err
 	}
-	u, err := s.store.FindBookingUsage(ctx, id)
+	u, err := a.store.FindBookingUsage(ctx, id)
 	if err != nil {
 		return err
 	}
-	alerts, err := s.store.FindBookingAlerts(ctx, id)
+	alerts, err := a.store.FindBookingAlerts(ctx, id)
 	if err != nil {
 		return err
 	}

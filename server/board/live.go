@@ -1,4 +1,4 @@
-package server
+package board
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"cardhour/errs"
 	"cardhour/store"
 	"cardhour/telemetry"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // live is the running side of the board: the fleet state, the websocket
@@ -16,7 +18,7 @@ import (
 // bookings), write the rollups, raise alerts, park unknown cards, scrape
 // DCGM endpoints and drive the simulator.
 type live struct {
-	s       *Server
+	a       *Area
 	fleet   *telemetry.Fleet
 	hub     *hub
 	metrics *boardMetrics
@@ -39,10 +41,10 @@ type live struct {
 // maxUnsaved bounds the rollups kept while the database is unreachable.
 const maxUnsaved = 200000
 
-func newLive(s *Server) *live {
-	l := &live{s: s, warned: map[int64]time.Time{}}
-	l.fleet = telemetry.NewFleet(telemetry.Options{Thresholds: s.cfg.Thresholds, Location: s.cfg.TZ})
-	l.metrics = newBoardMetrics(s.metrics.registry, l.fleet)
+func newLive(a *Area, reg *prometheus.Registry) *live {
+	l := &live{a: a, warned: map[int64]time.Time{}}
+	l.fleet = telemetry.NewFleet(telemetry.Options{Thresholds: a.cfg.Thresholds, Location: a.cfg.TZ})
+	l.metrics = newBoardMetrics(reg, l.fleet)
 	l.hub = newHub(l.fleet, l.openAlerts, l.metrics, defaultHubOptions())
 	return l
 }
@@ -75,7 +77,7 @@ func (l *live) ensureFresh(ctx context.Context, maxAge time.Duration) error {
 
 // refreshInventory loads every card into the fleet.
 func (l *live) refreshInventory(ctx context.Context) error {
-	cards, err := l.s.store.FindCards(ctx, store.CardFilter{})
+	cards, err := l.a.store.FindCards(ctx, store.CardFilter{})
 	if err != nil {
 		return err
 	}
@@ -94,7 +96,7 @@ func (l *live) refreshInventory(ctx context.Context) error {
 // refreshHolds loads which booking holds which card now.
 func (l *live) refreshHolds(ctx context.Context) error {
 	now := time.Now()
-	hs, err := l.s.store.FindCardHolds(ctx, now)
+	hs, err := l.a.store.FindCardHolds(ctx, now)
 	if err != nil {
 		return err
 	}
@@ -112,7 +114,7 @@ func (l *live) refreshHolds(ctx context.Context) error {
 
 // refreshAlerts reloads the open alerts the board lists.
 func (l *live) refreshAlerts(ctx context.Context) error {
-	open, err := l.s.store.FindOpenAlerts(ctx)
+	open, err := l.a.store.FindOpenAlerts(ctx)
 	if err != nil {
 		return err
 	}
@@ -130,11 +132,11 @@ func (l *live) refreshAlerts(ctx context.Context) error {
 	return nil
 }
 
-// StartLive starts the board's hub and loops; the returned stop closes the
-// websockets, ends the loops and writes the last rollups. Run calls it;
-// tests that need live websockets call it themselves.
-func (s *Server) StartLive(ctx context.Context) (stop func()) {
-	l := s.live
+// Start starts the board's hub and loops; the returned stop closes the
+// websockets, ends the loops and writes the last rollups. The kernel's Run
+// calls it; tests that need live websockets call it themselves.
+func (a *Area) Start(ctx context.Context) (stop func()) {
+	l := a.live
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	goLoop := func(name string, every time.Duration, fn func(context.Context) error) {
@@ -157,14 +159,14 @@ func (s *Server) StartLive(ctx context.Context) (stop func()) {
 	goLoop("unregistered", 10*time.Second, l.parkUnknown)
 	goLoop("rollups", 20*time.Second, func(ctx context.Context) error { return l.saveRollups(ctx, time.Now().Add(-5*time.Second)) })
 	goLoop("retention", time.Hour, l.prune)
-	if s.cfg.Simulator {
+	if a.cfg.Simulator {
 		goLoop("simulator", time.Second, func(context.Context) error { l.fleet.SimulateStep(time.Now()); return nil })
 	}
-	if len(s.cfg.DCGMTargets) > 0 {
-		sc := &telemetry.Scraper{Targets: s.cfg.DCGMTargets}
-		goLoop("dcgm", s.cfg.DCGMInterval, func(ctx context.Context) error { return l.scrape(ctx, sc) })
+	if len(a.cfg.DCGMTargets) > 0 {
+		sc := &telemetry.Scraper{Targets: a.cfg.DCGMTargets}
+		goLoop("dcgm", a.cfg.DCGMInterval, func(ctx context.Context) error { return l.scrape(ctx, sc) })
 	}
-	if s.cfg.AutoRelease > 0 {
+	if a.cfg.AutoRelease > 0 {
 		goLoop("auto-release", 30*time.Second, l.autoRelease)
 	}
 	var once sync.Once
@@ -177,7 +179,7 @@ func (s *Server) StartLive(ctx context.Context) (stop func()) {
 			fctx, done := context.WithTimeout(context.Background(), 10*time.Second)
 			defer done()
 			if err := l.saveRollups(fctx, time.Time{}); err != nil {
-				s.log.Warn("final telemetry rollups not written", "err", err)
+				a.log.Warn("final telemetry rollups not written", "err", err)
 			}
 		})
 	}
@@ -186,35 +188,35 @@ func (s *Server) StartLive(ctx context.Context) (stop func()) {
 // start loads what the loops build on: cards, holds, alerts, today's
 // held-idle total, and (for the simulator) a few minutes of history.
 func (l *live) start(ctx context.Context) {
-	s := l.s
+	a := l.a
 	for _, step := range []struct {
 		name string
 		fn   func(context.Context) error
 	}{{"inventory", l.refreshInventory}, {"holds", l.refreshHolds}} {
 		if err := step.fn(ctx); err != nil {
-			s.log.Warn("board start: "+step.name+" not loaded", "err", err)
+			a.log.Warn("board start: "+step.name+" not loaded", "err", err)
 		}
 	}
 	now := time.Now()
-	if n, err := s.store.CloseStaleAlerts(ctx, now); err != nil {
-		s.log.Warn("board start: stale alerts not closed", "err", err)
+	if n, err := a.store.CloseStaleAlerts(ctx, now); err != nil {
+		a.log.Warn("board start: stale alerts not closed", "err", err)
 	} else if n > 0 {
-		s.log.Info("closed alerts left open by the last run", "alerts", n)
+		a.log.Info("closed alerts left open by the last run", "alerts", n)
 	}
 	if err := l.refreshAlerts(ctx); err != nil {
-		s.log.Warn("board start: alerts not loaded", "err", err)
+		a.log.Warn("board start: alerts not loaded", "err", err)
 	}
-	if s.cfg.Simulator {
+	if a.cfg.Simulator {
 		// A few minutes of made-up history warm the live state (a booked card
 		// idle on purpose shows as held idle at once). It only warms: its
 		// rollups are dropped, as the last run may have stored those minutes.
 		_ = l.fleet.SimulateSince(now.Add(-12*time.Minute), now, 15*time.Second)
 		l.fleet.TakeRollups(time.Time{})
-		s.log.Info("telemetry simulator on (CARDHOUR_SIMULATOR): cards no agent reports are simulated")
+		a.log.Info("telemetry simulator on (CARDHOUR_SIMULATOR): cards no agent reports are simulated")
 	}
-	local := now.In(s.cfg.TZ)
-	midnight := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, s.cfg.TZ)
-	if sec, err := s.store.HeldIdleSecondsSince(ctx, midnight); err == nil {
+	local := now.In(a.cfg.TZ)
+	midnight := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, a.cfg.TZ)
+	if sec, err := a.store.HeldIdleSecondsSince(ctx, midnight); err == nil {
 		l.fleet.SetHeldIdleToday(sec)
 	}
 }
@@ -232,9 +234,9 @@ func (l *live) loop(ctx context.Context, name string, every time.Duration, fn fu
 		}
 		if err := fn(ctx); err != nil && ctx.Err() == nil {
 			if errs.Is(err, errs.Unavailable) {
-				l.s.log.Warn("board "+name+" skipped: database unavailable", "err", err)
+				l.a.log.Warn("board "+name+" skipped: database unavailable", "err", err)
 			} else {
-				l.s.log.Error("board "+name+" failed", "err", err)
+				l.a.log.Error("board "+name+" failed", "err", err)
 			}
 		}
 	}
@@ -273,7 +275,7 @@ func (l *live) scrape(ctx context.Context, sc *telemetry.Scraper) error {
 	defer cancel()
 	samples, failed := sc.Scrape(sctx, time.Now())
 	for _, f := range failed {
-		l.s.log.Warn("DCGM endpoint not read", "target", f.Target, "err", f.Err)
+		l.a.log.Warn("DCGM endpoint not read", "target", f.Target, "err", f.Err)
 	}
 	_, err := l.ingest(ctx, samples, telemetry.SourceDCGM)
 	return err
@@ -292,9 +294,9 @@ func (l *live) processEvents(ctx context.Context) error {
 		}
 		var err error
 		if e.Open {
-			_, _, err = l.s.store.OpenAlert(ctx, store.AlertInput{Kind: kind, CardID: e.CardID, BookingID: e.BookingID, Value: e.Value, At: e.At})
+			_, _, err = l.a.store.OpenAlert(ctx, store.AlertInput{Kind: kind, CardID: e.CardID, BookingID: e.BookingID, Value: e.Value, At: e.At})
 		} else {
-			err = l.s.store.CloseAlert(ctx, kind, e.CardID, e.BookingID, e.Value, e.At)
+			err = l.a.store.CloseAlert(ctx, kind, e.CardID, e.BookingID, e.Value, e.At)
 		}
 		if err != nil {
 			return err
@@ -317,7 +319,7 @@ func (l *live) parkUnknown(ctx context.Context) error {
 		}
 		in = append(in, u)
 	}
-	return l.s.store.RecordUnknownCards(ctx, in)
+	return l.a.store.RecordUnknownCards(ctx, in)
 }
 
 // saveRollups writes the minutes that ended before `before` (all of them
@@ -328,7 +330,7 @@ func (l *live) saveRollups(ctx context.Context, before time.Time) error {
 	defer l.rollMu.Unlock()
 	minutes := append(l.unsaved, toStoreRollups(rs)...)
 	usage := append(l.unsavedUse, toStoreUsage(us)...)
-	if err := l.s.store.SaveRollups(ctx, minutes, usage); err != nil {
+	if err := l.a.store.SaveRollups(ctx, minutes, usage); err != nil {
 		if len(minutes) > maxUnsaved {
 			minutes = minutes[len(minutes)-maxUnsaved:]
 		}
@@ -360,9 +362,9 @@ func toStoreUsage(us []telemetry.Usage) []store.UsageDelta {
 
 func (l *live) prune(ctx context.Context) error {
 	now := time.Now()
-	n, err := l.s.store.PruneRollups(ctx, now.Add(-l.s.cfg.KeepMinutes), now.Add(-l.s.cfg.KeepHours))
+	n, err := l.a.store.PruneRollups(ctx, now.Add(-l.a.cfg.KeepMinutes), now.Add(-l.a.cfg.KeepHours))
 	if err == nil && n > 0 {
-		l.s.log.Info("pruned telemetry rollups past their retention", "rows", n)
+		l.a.log.Info("pruned telemetry rollups past their retention", "rows", n)
 	}
 	return err
 }
@@ -379,7 +381,7 @@ func autoReleaseWarnAt(limit time.Duration) time.Duration {
 // and released only when the warning has stood as long as it would have.
 // Any card busy, silent or in maintenance keeps the booking.
 func (l *live) autoRelease(ctx context.Context) error {
-	limit := l.s.cfg.AutoRelease
+	limit := l.a.cfg.AutoRelease
 	warnAt := autoReleaseWarnAt(limit)
 	now := time.Now()
 	idle := map[int64]bool{}
@@ -392,7 +394,7 @@ func (l *live) autoRelease(ctx context.Context) error {
 		warned, ok := l.warned[id]
 		if !ok {
 			left := max(limit-b.IdleFor, limit-warnAt)
-			if _, _, err := l.s.store.OpenAlert(ctx, store.AlertInput{Kind: store.AlertReleaseWarned, BookingID: id,
+			if _, _, err := l.a.store.OpenAlert(ctx, store.AlertInput{Kind: store.AlertReleaseWarned, BookingID: id,
 				Value: math.Max(1, math.Round(left.Minutes()))}); err != nil {
 				return err
 			}
@@ -403,7 +405,7 @@ func (l *live) autoRelease(ctx context.Context) error {
 			continue
 		}
 		mins := int(b.IdleFor.Minutes())
-		res, err := l.s.store.AutoReleaseBooking(ctx, id, mins)
+		res, err := l.a.store.AutoReleaseBooking(ctx, id, mins)
 		if err != nil {
 			if errs.Is(err, errs.Conflict) { // ended meanwhile
 				delete(l.warned, id)
@@ -412,12 +414,12 @@ func (l *live) autoRelease(ctx context.Context) error {
 			return err
 		}
 		delete(l.warned, id)
-		l.s.log.Info("auto-released an idle booking", "booking", id, "idle_minutes", mins, "returned_card_seconds", res.ReturnedCardSeconds)
+		l.a.log.Info("auto-released an idle booking", "booking", id, "idle_minutes", mins, "returned_card_seconds", res.ReturnedCardSeconds)
 	}
 	for id := range l.warned {
 		if !idle[id] {
 			delete(l.warned, id)
-			if err := l.s.store.CloseAlert(ctx, store.AlertReleaseWarned, 0, id, 0, now); err != nil {
+			if err := l.a.store.CloseAlert(ctx, store.AlertReleaseWarned, 0, id, 0, now); err != nil {
 				return err
 			}
 		}

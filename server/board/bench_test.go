@@ -1,4 +1,4 @@
-package server_test
+package board_test
 
 import (
 	"bytes"

@@ -1,0 +1,79 @@
+package board
+
+import (
+	"cardhour/server/route"
+	"cardhour/telemetry"
+	"net/http"
+)
+
+// Routes are the board, its websocket, the heatmap, telemetry in, the
+// fleet API and the telemetry admin page.
+//
+// Four routes are Public in the table and gate themselves: the board and
+// its websocket admit a board token (?token=) besides any logged-in user,
+// and the two push routes admit an agent token besides an admin. A board or
+// agent token is no user, so the table's role check cannot judge them;
+// boardAuth and telemetryWriter refuse everyone else with 401/403.
+func (a *Area) Routes() []route.Route {
+	host := route.Param{Name: "host", Kind: "string", Desc: "the host's name in the inventory (required)"}
+	return []route.Route{
+		route.Gated(route.GET, "/board", route.Viewer, a.boardPage),
+		route.Gated(route.GET, "/ws/board", route.Viewer, a.boardSocket),
+		route.New(route.GET, "/board/heatmap", route.Viewer, a.heatmapPage),
+
+		route.GatedOp(route.POST, "/api/v1/telemetry/nvidia-smi", route.Admin, a.apiPushNvidiaSMI, route.API{
+			Tag:     "telemetry",
+			Summary: "Push raw nvidia-smi CSV",
+			Query:   []route.Param{host},
+			Body:    route.Raw("nvidia-smi CSV output, sent with curl --data-binary", "text/csv", "text/plain"),
+			Status:  http.StatusOK,
+			Result:  route.JSON("PushResult", pushResult{}),
+			Desc: "Body (text/csv): the output of nvidia-smi --query-gpu=" + telemetry.GPUQuery + " --format=csv,noheader[,nounits], " +
+				"optionally followed by a blank line and the output of --query-compute-apps=" + telemetry.AppsQuery + ". " +
+				"Authorization: Bearer with an agent token, or an admin's API token; anything else is 401/403. " +
+				"Cards are keyed by uuid; unknown uuids wait on the telemetry admin page for registration.",
+		}),
+		route.GatedOp(route.POST, "/api/v1/telemetry/samples", route.Admin, a.apiPushSamples, route.API{
+			Tag:     "telemetry",
+			Summary: "Push a batch of samples (the agent)",
+			Body:    route.JSON("TelemetryBatch", telemetry.Batch{}),
+			Status:  http.StatusOK,
+			Result:  route.JSON("PushResult", pushResult{}),
+			Desc:    "What `cardhour agent` posts: samples parsed on the host, each with the time it was taken. Agent token or an admin's API token.",
+		}),
+		route.Op(route.GET, "/api/v1/fleet", route.Viewer, a.apiFleet, route.API{
+			Tag:     "telemetry",
+			Summary: "The live state of every card",
+			Status:  http.StatusOK,
+			Result:  route.JSON("Fleet", fleetJSON{}),
+		}),
+		route.Op(route.GET, "/api/v1/bookings/:id/usage", route.Viewer, a.apiBookingUsage, route.API{
+			Tag:     "bookings",
+			Summary: "A booking's used and idle card-hours, and its alerts",
+			Status:  http.StatusOK,
+			Result:  route.JSON("BookingUsage", bookingUsageJSON{}),
+		}),
+		route.Op(route.POST, "/api/v1/board-tokens", route.Admin, a.apiCreateTelemetryToken("board"), route.API{
+			Tag:     "telemetry",
+			Summary: "Issue a read-only board token (shown once)",
+			Body:    route.JSON("TelemetryTokenInput", tokenRequest{}),
+			Status:  http.StatusCreated,
+			Result:  route.JSON("TelemetryToken", telemetryTokenJSON{}),
+			Desc:    "Open the board on a wall with /board?token=…; the token opens nothing else.",
+		}),
+		route.Op(route.POST, "/api/v1/agent-tokens", route.Admin, a.apiCreateTelemetryToken("agent"), route.API{
+			Tag:     "telemetry",
+			Summary: "Issue an agent token (shown once)",
+			Body:    route.JSON("TelemetryTokenInput", tokenRequest{}),
+			Status:  http.StatusCreated,
+			Result:  route.JSON("TelemetryToken", telemetryTokenJSON{}),
+			Desc:    "For `cardhour agent --token …` or a cron push; it may only push telemetry.",
+		}),
+
+		route.New(route.GET, "/admin/telemetry", route.Admin, a.telemetryAdminPage),
+		route.New(route.POST, "/admin/telemetry/tokens", route.Admin, a.createTelemetryTokenForm),
+		route.New(route.POST, "/admin/telemetry/tokens/:id/revoke", route.Admin, a.revokeTelemetryTokenForm),
+		route.New(route.POST, "/admin/telemetry/pending/:id/register", route.Admin, a.registerPendingCardForm),
+		route.New(route.POST, "/admin/telemetry/pending/:id/delete", route.Admin, a.deletePendingCardForm),
+	}
+}
