@@ -62,14 +62,6 @@ func admWantStatus(t *testing.T, r response, want int, what string) {
 	}
 }
 
-// admLogin is a browser logged in as admin through the login form.
-func (e *env) admLogin() *client {
-	e.T.Helper()
-	c := e.Client()
-	c.MustLogin("admin", adminPassword)
-	return c
-}
-
 func (e *env) admCardType(name string) *store.CardType {
 	e.T.Helper()
 	ct, err := e.St.CreateCardType(context.Background(), store.CardTypeInput{Name: name, VRAMGiB: 80, TFLOPSBF16: 989, PriceFen: 2200})
@@ -100,7 +92,7 @@ func (e *env) admCard(hostID, typeID int64, index int) *store.Card {
 
 func TestAdminPagesRenderForAdmin(t *testing.T) {
 	e := newEnv(t, envOptions{Demo: true})
-	c := e.admLogin()
+	c := e.LoggedIn(store.RoleAdmin)
 	for path, testid := range map[string]string{
 		"/admin/hosts":    "hosts-table",
 		"/admin/hosts/1":  "host-form",
@@ -135,7 +127,7 @@ func TestAdminPagesRenderForAdmin(t *testing.T) {
 
 func TestAdminCardsPageFilters(t *testing.T) {
 	e := newEnv(t, envOptions{Demo: true})
-	c := e.admLogin()
+	c := e.LoggedIn(store.RoleAdmin)
 	all := c.Get("/admin/cards").Doc(t).Find(`[data-testid=card-row]`).Length()
 	if all != 32 {
 		t.Fatalf("cards page: %d rows, want the 32 demo cards", all)
@@ -222,7 +214,7 @@ func TestAdminHostAPI(t *testing.T) {
 
 func TestAdminHostPageFormErrorsAndPRG(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	c := e.admLogin()
+	c := e.LoggedIn(store.RoleAdmin)
 	before := e.AuditTotal()
 	r := c.PostForm("/admin/hosts", url.Values{"name": {"no spaces allowed"}, "zone": {"z"}}, true)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "bad host form")
@@ -334,7 +326,7 @@ func TestAdminCardInUseCanOnlyBeRetired(t *testing.T) {
 	}
 	id := strconv.FormatInt(cd.ID, 10)
 
-	c := e.admLogin()
+	c := e.LoggedIn(store.RoleAdmin)
 	r := c.PostForm("/admin/cards/"+id+"/delete", nil, true)
 	admWantStatus(t, r, http.StatusConflict, "delete card in use (page)")
 	if msg := r.Doc(t).Find(`[data-testid=list-error]`).Text(); !strings.Contains(msg, "退役") {
@@ -369,7 +361,7 @@ func TestAdminCardInUseCanOnlyBeRetired(t *testing.T) {
 func TestAdminCardFormReportsBadNumbers(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	h := e.admHost("gpu-bj-01")
-	c := e.admLogin()
+	c := e.LoggedIn(store.RoleAdmin)
 	r := c.PostForm("/admin/cards", url.Values{"uuid": {"GPU-x"}, "index": {"first"}, "host_id": {strconv.FormatInt(h.ID, 10)}, "card_type_id": {""}, "status": {"active"}}, true)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "bad card form")
 	doc := r.Doc(t)
@@ -395,7 +387,7 @@ func TestAdminImageAPIAndPage(t *testing.T) {
 	if er := admDecodeErr(t, r); er.Error.Fields["reference"] == "" {
 		t.Errorf("bad reference: fields = %v", er.Error.Fields)
 	}
-	c := e.admLogin()
+	c := e.LoggedIn(store.RoleAdmin)
 	id := strconv.FormatInt(img.ID, 10)
 	r = c.PostForm("/admin/images/"+id, url.Values{"name": {""}, "reference": {"registry.example.cn/vllm:0.7"}}, true)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "image edit without name")
@@ -408,7 +400,7 @@ func TestAdminImageAPIAndPage(t *testing.T) {
 
 func TestAdminTeamMembership(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	c := e.admLogin()
+	c := e.LoggedIn(store.RoleAdmin)
 	r := c.PostForm("/admin/teams", url.Values{"name": {"大模型组"}, "description": {"LLM"}}, true)
 	admWantStatus(t, r, http.StatusSeeOther, "create team")
 	teams, _ := e.St.FindTeams(context.Background())
@@ -489,7 +481,7 @@ func TestAdminLastAdminCannotBeDemoted(t *testing.T) {
 	if e.AuditTotal() != before {
 		t.Error("a refused demotion (API) wrote to the audit log")
 	}
-	c := e.admLogin()
+	c := e.LoggedIn(store.RoleAdmin)
 	before = e.AuditTotal() // the login itself is audited
 	r = c.PostForm("/admin/users/"+id, url.Values{"display_name": {"A"}, "email": {""}, "role": {"admin"}, "disabled": {"true"}, "password": {""}}, true)
 	admWantStatus(t, r, http.StatusConflict, "disable last admin (page)")
@@ -540,7 +532,7 @@ func TestAdminUserAPIAndPages(t *testing.T) {
 	}
 	admWantStatus(t, e.admAPI("manager", http.MethodGet, "/api/v1/users", "", nil), http.StatusForbidden, "manager lists users")
 
-	c := e.admLogin()
+	c := e.LoggedIn(store.RoleAdmin)
 	r = c.PostForm("/admin/users", url.Values{"username": {"zhangwei"}, "password": {"short"}, "role": {"member"}}, true)
 	admWantStatus(t, r, http.StatusUnprocessableEntity, "short password (page)")
 	doc := r.Doc(t)
@@ -580,7 +572,7 @@ func TestAdminAuditPageAndAPI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c := e.admLogin()
+	c := e.LoggedIn(store.RoleAdmin)
 	r := c.Get("/admin/audit?entity=host")
 	admWantStatus(t, r, http.StatusOK, "audit page 1")
 	doc := r.Doc(t)

@@ -10,20 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"cardhour/server"
 	"cardhour/server/servertest"
 	"cardhour/store"
 	"cardhour/web"
 )
-
-func hasRoute(srv *server.Server, method, path string) bool {
-	for _, r := range srv.Routes() {
-		if r.Method == method && r.Path == path {
-			return true
-		}
-	}
-	return false
-}
 
 func countCardTypes(tb testing.TB, st *store.Store) int {
 	tb.Helper()
@@ -50,7 +40,7 @@ func TestAPIRefusesRequestsWithoutAValidToken(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	c := e.Client()
 	paths := []string{"/api/v1/card-types", "/api/v1/me"}
-	if hasRoute(e.Srv, http.MethodGet, "/api/v1/cards") {
+	if e.HasRoute(http.MethodGet, "/api/v1/cards") {
 		paths = append(paths, "/api/v1/cards")
 	}
 	for _, p := range paths {
@@ -89,7 +79,7 @@ func TestAPITokenListsCards(t *testing.T) {
 		t.Fatalf("demo fleet has no cards (%v)", err)
 	}
 
-	if !hasRoute(e.Srv, http.MethodGet, "/api/v1/cards") {
+	if !e.HasRoute(http.MethodGet, "/api/v1/cards") {
 		t.Fatal("GET /api/v1/cards is not in the route table; the issue's acceptance needs it (registerAdminAPI in server/admin_more.go)")
 	}
 	for _, role := range roles {

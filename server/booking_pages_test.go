@@ -94,14 +94,6 @@ func bkpSetupOn(t *testing.T, dialect string) *bkpWorld {
 	return w
 }
 
-// login is a browser logged in as role through the login form.
-func (w *bkpWorld) login(role string) *client {
-	w.e.T.Helper()
-	c := w.e.Client()
-	c.MustLogin(w.e.Users[role].Username, w.e.Users[role].Password)
-	return c
-}
-
 func (w *bkpWorld) bookings(t *testing.T) []store.BookingView {
 	t.Helper()
 	bs, err := w.e.St.FindBookings(context.Background(), store.BookingFilter{})
@@ -140,7 +132,7 @@ func bkpZH(key string, args ...any) string { return web.T(web.LangZH, key, args.
 func TestTaskCreatedThroughTheFormIsListed(t *testing.T) {
 	t.Parallel()
 	w := bkpSetup(t)
-	c := w.login(store.RoleMember)
+	c := w.e.LoggedIn(store.RoleMember)
 
 	form := c.Get("/tasks/new")
 	bkpWant(t, form, http.StatusOK, "GET /tasks/new")
@@ -252,7 +244,7 @@ func TestTaskCreatedThroughTheFormIsListed(t *testing.T) {
 func TestEstimatorSevenBInference(t *testing.T) {
 	t.Parallel()
 	w := bkpSetup(t)
-	c := w.login(store.RoleViewer)
+	c := w.e.LoggedIn(store.RoleViewer)
 	r := c.Get("/estimator?params_b=7&precision=bf16&workload=inference&batch=1&context=4096")
 	bkpWant(t, r, http.StatusOK, "GET /estimator")
 	want, err := schedule.EstimateVRAM(schedule.VRAMInput{ParamsB: 7, Precision: "bf16", Workload: schedule.WorkInference, Batch: 1, Context: 4096})
@@ -301,7 +293,7 @@ func TestBookingPreviewShowsCostThenConfirmBooks(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachDialectName(t, func(t *testing.T, dialect string) {
 		w := bkpSetupOn(t, dialect)
-		c := w.login(store.RoleMember)
+		c := w.e.LoggedIn(store.RoleMember)
 
 		form := c.Get("/booking/new?task=" + strconv.FormatInt(w.taskID, 10))
 		bkpWant(t, form, http.StatusOK, "GET /booking/new")
@@ -408,7 +400,7 @@ func TestBookingFormRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachDialectName(t, func(t *testing.T, dialect string) {
 		w := bkpSetupOn(t, dialect)
-		c := w.login(store.RoleMember)
+		c := w.e.LoggedIn(store.RoleMember)
 		now := time.Now().Truncate(time.Minute)
 		later := now.Add(2 * time.Hour)
 		cases := []struct {
@@ -469,7 +461,7 @@ func TestBookingFormRejectsBadInput(t *testing.T) {
 func TestBookingWithoutCapacityIsConflict(t *testing.T) {
 	t.Parallel()
 	w := bkpSetup(t)
-	c := w.login(store.RoleMember)
+	c := w.e.LoggedIn(store.RoleMember)
 	start := time.Now().Add(time.Hour)
 	for _, path := range []string{"/booking/preview", "/booking"} {
 		r := c.PostForm(path, w.window(w.taskID, 5, start, start.Add(time.Hour)), true)
@@ -497,7 +489,7 @@ func TestReleaseShowsReturnedHours(t *testing.T) {
 	t.Parallel()
 	storetest.ForEachDialectName(t, func(t *testing.T, dialect string) {
 		w := bkpSetupOn(t, dialect)
-		c := w.login(store.RoleMember)
+		c := w.e.LoggedIn(store.RoleMember)
 		v := url.Values{"task_id": {strconv.FormatInt(w.taskID, 10)}, "card_type": {strconv.FormatInt(w.typeID, 10)},
 			"count": {"2"}, "mode": {"now"}, "duration_hours": {"2"}}
 		r := c.PostForm("/booking", v, true)
@@ -556,7 +548,7 @@ func TestReleaseShowsReturnedHours(t *testing.T) {
 func TestViewerCannotBook(t *testing.T) {
 	t.Parallel()
 	w := bkpSetup(t)
-	c := w.login(store.RoleViewer)
+	c := w.e.LoggedIn(store.RoleViewer)
 	home := c.Get("/booking")
 	bkpWant(t, home, http.StatusOK, "viewer GET /booking")
 	hd := home.Doc(t)
@@ -571,7 +563,7 @@ func TestViewerCannotBook(t *testing.T) {
 	}
 
 	// The member books; the viewer may look but is offered no action.
-	m := w.login(store.RoleMember)
+	m := w.e.LoggedIn(store.RoleMember)
 	bkpWant(t, m.PostForm("/booking", w.window(w.taskID, 1, start, start.Add(time.Hour)), true), http.StatusSeeOther, "member books")
 	id := strconv.FormatInt(w.bookings(t)[0].ID, 10)
 	page := c.Get("/bookings/" + id)
@@ -599,11 +591,11 @@ func TestNotificationsShowAndMarkRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := w.login(store.RoleMember)
+	m := w.e.LoggedIn(store.RoleMember)
 	start := time.Now().Add(time.Hour).Truncate(time.Minute)
 	bkpWant(t, m.PostForm("/booking", w.window(backfill.ID, 2, start, start.Add(2*time.Hour)), true), http.StatusSeeOther, "backfill books")
 	victim := w.bookings(t)[0]
-	mg := w.login(store.RoleManager)
+	mg := w.e.LoggedIn(store.RoleManager)
 	bkpWant(t, mg.PostForm("/booking", w.window(core.ID, 4, start, start.Add(2*time.Hour)), true), http.StatusSeeOther, "core books")
 
 	home := m.Get("/booking")
@@ -632,7 +624,7 @@ func TestApproveExtendCancelFromTheBookingPage(t *testing.T) {
 	if _, err := w.e.St.UpdateTeam(ctx, w.teamID, store.TeamInput{Name: "llm", RequiresApproval: true}); err != nil {
 		t.Fatal(err)
 	}
-	m := w.login(store.RoleMember)
+	m := w.e.LoggedIn(store.RoleMember)
 	start := time.Now().Add(3 * time.Hour).Truncate(time.Minute)
 	bkpWant(t, m.PostForm("/booking", w.window(w.taskID, 2, start, start.Add(2*time.Hour)), true), http.StatusSeeOther, "member books")
 	b := w.bookings(t)[0]
@@ -648,7 +640,7 @@ func TestApproveExtendCancelFromTheBookingPage(t *testing.T) {
 		t.Errorf("the member is offered to approve")
 	}
 
-	mg := w.login(store.RoleManager)
+	mg := w.e.LoggedIn(store.RoleManager)
 	if mg.Get("/bookings/"+id).Doc(t).Find("[data-testid=booking-approve]").Length() != 1 {
 		t.Fatalf("the team manager is not offered to approve")
 	}
@@ -688,7 +680,7 @@ func TestApproveExtendCancelFromTheBookingPage(t *testing.T) {
 func TestNoShowNoteInTheReadersLanguage(t *testing.T) {
 	t.Parallel()
 	w := bkpSetup(t)
-	c := w.login(store.RoleMember)
+	c := w.e.LoggedIn(store.RoleMember)
 	v := url.Values{"task_id": {strconv.FormatInt(w.taskID, 10)}, "card_type": {strconv.FormatInt(w.typeID, 10)},
 		"count": {"1"}, "mode": {"now"}, "duration_hours": {"2"}}
 	bkpWant(t, c.PostForm("/booking", v, true), http.StatusSeeOther, "book now")

@@ -44,7 +44,7 @@ func TestPortalSurvivesMariaDBOutage(t *testing.T) {
 	c.MustLogin("admin", adminPassword)
 	token := e.Users["admin"].Token
 	apiPath := "/api/v1/card-types"
-	if hasRoute(e.Srv, http.MethodGet, "/api/v1/cards") {
+	if e.HasRoute(http.MethodGet, "/api/v1/cards") {
 		apiPath = "/api/v1/cards"
 	}
 	if r := c.Get("/"); r.StatusCode != http.StatusOK {

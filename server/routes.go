@@ -17,6 +17,7 @@ func (s *Server) table() []route.Route {
 	var t []route.Route
 	t = append(t, s.opsRoutes()...)
 	t = append(t, s.legacyRoutes()...)
+	t = append(t, s.planning.Routes()...)
 	t = append(t, s.ledger.Routes()...)
 	t = append(t, s.files.Routes()...)
 	t = append(t, s.board.Routes()...)
@@ -92,7 +93,6 @@ func (s *Server) legacyRoutes() []route.Route {
 	s.add(POST, "/admin/card-types/:id/delete", route.Admin, s.deleteCardTypeForm)
 	s.registerAdminPages()
 	s.registerBookingPages()
-	s.registerPlanningPages()
 	s.op(GET, "/api/v1/me", route.Viewer, s.apiMe, route.API{Tag: "meta", Summary: "The caller and their team memberships", Status: http.StatusOK, Result: route.JSON("Me", meJSON{})})
 	s.op(GET, "/api/v1/card-types", route.Viewer, s.apiListCardTypes, route.API{Tag: "inventory", Summary: "List card types, cheapest first", Status: http.StatusOK, Result: route.List("card_types", "CardType", cardTypeJSON{})})
 	s.op(POST, "/api/v1/card-types", route.Admin, s.apiCreateCardType, route.API{Tag: "inventory", Summary: "Add a card type", Body: route.JSON("CardTypeInput", cardTypeRequest{}, "name", "vram_gib"), Status: http.StatusCreated, Result: route.JSON("CardType", cardTypeJSON{}), Conflict: true})

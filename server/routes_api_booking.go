@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"cardhour/server/route"
-	"cardhour/store"
 )
 
 // registerBookingAPI adds /api/v1 for tasks, bookings, quotas, availability
@@ -33,11 +32,5 @@ func (s *Server) registerBookingAPI() {
 	s.op(POST, "/api/v1/bookings/:id/cancel", route.Member, s.apiCancelBooking, route.API{Tag: "bookings", Summary: "Cancel a booking that has not started", Status: http.StatusOK, Result: route.JSON("Booking", bookingJSON{}), Conflict: true})
 	s.op(POST, "/api/v1/bookings/:id/extend", route.Member, s.apiExtendBooking, route.API{Tag: "bookings", Summary: "Move the end later when the cards and the quota allow", Body: route.JSON("ExtendInput", extendRequest{}, "end"), Status: http.StatusOK, Result: route.JSON("Booking", bookingJSON{}), Conflict: true})
 	s.op(POST, "/api/v1/bookings/:id/approve", route.Manager, s.apiApproveBooking, route.API{Tag: "bookings", Summary: "Approve a booking waiting for its team manager", Status: http.StatusOK, Result: route.JSON("Booking", bookingJSON{}), Conflict: true})
-
-	s.op(GET, "/api/v1/availability", route.Viewer, s.apiAvailability, route.API{Tag: "bookings", Summary: "Free cards per card type and hour", Status: http.StatusOK, Result: route.JSON("Availability", availabilityJSON{}), Query: []route.Param{{Name: "from", Kind: "date-time", Desc: "first hour (RFC 3339, default now)"}, {Name: "hours", Kind: "integer", Desc: "1–744, default 336 (14 days)"}, {Name: "card_type", Kind: "string", Desc: "card type name or id"}}})
-
-	s.op(GET, "/api/v1/quotas", route.Manager, s.apiListQuotas, route.API{Tag: "quotas", Summary: "Quotas of the teams the caller manages (admins: all) with their use", Status: http.StatusOK, Result: route.List("quotas", "Quota", store.QuotaView{}), Query: []route.Param{{Name: "team", Kind: "string", Desc: "team name or id"}, {Name: "card_type", Kind: "string", Desc: "card type name or id"}}})
-	s.op(POST, "/api/v1/quotas", route.Manager, s.apiCreateQuota, route.API{Tag: "quotas", Summary: "Grant a quota", Body: route.JSON("QuotaInput", quotaRequest{}, "team", "card_type", "card_hours", "valid_from", "expires_at"), Status: http.StatusCreated, Result: route.JSON("Quota", store.QuotaView{}), Conflict: true})
-	s.op(PUT, "/api/v1/quotas/:id", route.Manager, s.apiUpdateQuota, route.API{Tag: "quotas", Summary: "Renew or adjust a quota", Body: route.JSON("QuotaInput", quotaRequest{}, "team", "card_type", "card_hours", "valid_from", "expires_at"), Status: http.StatusOK, Result: route.JSON("Quota", store.QuotaView{}), Conflict: true})
 
 }

@@ -22,6 +22,7 @@ import (
 	"cardhour/server/board"
 	"cardhour/server/files"
 	"cardhour/server/ledger"
+	"cardhour/server/planning"
 	"cardhour/server/response"
 	"cardhour/server/route"
 	"cardhour/store"
@@ -39,7 +40,8 @@ type Server struct {
 	routes  []route.Route
 	openapi []byte
 
-	ledger *ledger.Area
+	ledger   *ledger.Area
+	planning *planning.Area
 
 	limiter *loginLimiter
 	board   *board.Area
@@ -64,6 +66,7 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 	s.board = board.New(st, cfg, log, s.pages, s.metrics.registry)
 	s.files = files.New(st, cfg, log, s.pages)
 	s.ledger = ledger.New(st, cfg, log, s.pages)
+	s.planning = planning.New(st, cfg, s.pages)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError

@@ -198,3 +198,12 @@ func (e *Env) AuditTotal() int64 {
 	}
 	return total
 }
+
+// LoggedIn is a browser signed in through the login form as the test user
+// of role.
+func (e *Env) LoggedIn(role string) *Client {
+	e.T.Helper()
+	c := e.Client()
+	c.MustLogin(e.Users[role].Username, e.Users[role].Password)
+	return c
+}

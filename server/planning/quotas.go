@@ -1,4 +1,4 @@
-package server
+package planning
 
 import (
 	"math"
@@ -29,7 +29,7 @@ const (
 
 // quotaFromForm parses the quota form; numbers and times that do not parse
 // are reported next to their inputs, the rest is the store's to judge.
-func (s *Server) quotaFromForm(f web.Form) (store.QuotaInput, error) {
+func (a *Area) quotaFromForm(f web.Form) (store.QuotaInput, error) {
 	v := errs.NewValidation("server.quotaFromForm")
 	in := store.QuotaInput{TeamID: request.ID(f.Value("team")), CardTypeID: request.ID(f.Value("card_type")), Note: f.Value("note")}
 	if raw := strings.TrimSpace(f.Value("card_hours")); raw == "" {
@@ -47,7 +47,7 @@ func (s *Server) quotaFromForm(f web.Form) (store.QuotaInput, error) {
 		in.MaxCards = n
 	}
 	for field, dst := range map[string]*time.Time{"valid_from": &in.ValidFrom, "expires_at": &in.ExpiresAt} {
-		t, ok := request.ParseLocal(f.Value(field), s.cfg.TZ)
+		t, ok := request.ParseLocal(f.Value(field), a.cfg.TZ)
 		if !ok {
 			v.Add(field, "plan.bad_time")
 		}
@@ -56,14 +56,14 @@ func (s *Server) quotaFromForm(f web.Form) (store.QuotaInput, error) {
 	return in, v.Err()
 }
 
-func (s *Server) quotaForm(q store.QuotaView) web.Form {
+func (a *Area) quotaForm(q store.QuotaView) web.Form {
 	f := web.NewForm()
 	f.Values["team"] = strconv.FormatInt(q.TeamID, 10)
 	f.Values["card_type"] = strconv.FormatInt(q.CardTypeID, 10)
 	f.Values["card_hours"] = strconv.FormatFloat(q.GrantedHours, 'f', -1, 64)
 	f.Values["max_cards"] = strconv.Itoa(q.MaxCards)
-	f.Values["valid_from"] = request.LocalValue(q.ValidFrom, s.cfg.TZ)
-	f.Values["expires_at"] = request.LocalValue(q.ExpiresAt, s.cfg.TZ)
+	f.Values["valid_from"] = request.LocalValue(q.ValidFrom, a.cfg.TZ)
+	f.Values["expires_at"] = request.LocalValue(q.ExpiresAt, a.cfg.TZ)
 	f.Values["note"] = q.Note
 	return f
 }
@@ -84,22 +84,22 @@ func quotaFormFailed(lang string, err error, f *web.Form) bool {
 }
 
 // defaultQuotaForm starts a grant at the next whole hour for 30 days.
-func (s *Server) defaultQuotaForm() web.Form {
+func (a *Area) defaultQuotaForm() web.Form {
 	f := web.NewForm()
-	start := s.store.Now().In(s.cfg.TZ).Truncate(time.Hour).Add(time.Hour)
-	f.Values["valid_from"] = request.LocalValue(start, s.cfg.TZ)
-	f.Values["expires_at"] = request.LocalValue(start.AddDate(0, 0, 30), s.cfg.TZ)
+	start := a.store.Now().In(a.cfg.TZ).Truncate(time.Hour).Add(time.Hour)
+	f.Values["valid_from"] = request.LocalValue(start, a.cfg.TZ)
+	f.Values["expires_at"] = request.LocalValue(start.AddDate(0, 0, 30), a.cfg.TZ)
 	f.Values["max_cards"] = "0"
 	return f
 }
 
 // managedTeamOptions lists the teams the user manages as choices.
-func (s *Server) managedTeamOptions(c echo.Context, u *store.User) ([]web.Option, map[int64]bool, error) {
-	ids, err := s.store.ManagedTeamIDs(c.Request().Context(), u)
+func (a *Area) managedTeamOptions(c echo.Context, u *store.User) ([]web.Option, map[int64]bool, error) {
+	ids, err := a.store.ManagedTeamIDs(c.Request().Context(), u)
 	if err != nil {
 		return nil, nil, err
 	}
-	names, _, err := s.planTeamNames(c)
+	names, _, err := a.planTeamNames(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -114,7 +114,7 @@ func (s *Server) managedTeamOptions(c echo.Context, u *store.User) ([]web.Option
 // state and whether it is due for a reminder: quotas of teams with core
 // tasks half a month ahead, others a week (schedule.DueForReminder). A
 // quota already continued by a following one reminds no one.
-func (s *Server) quotaRows(c echo.Context, views []store.QuotaView, managed map[int64]bool, now time.Time) ([]web.QuotaListRow, error) {
+func (a *Area) quotaRows(c echo.Context, views []store.QuotaView, managed map[int64]bool, now time.Time) ([]web.QuotaListRow, error) {
 	teamIDs := []int64{}
 	seen := map[int64]bool{}
 	for _, v := range views {
@@ -123,7 +123,7 @@ func (s *Server) quotaRows(c echo.Context, views []store.QuotaView, managed map[
 			teamIDs = append(teamIDs, v.TeamID)
 		}
 	}
-	tasks, err := s.store.FindTasks(c.Request().Context(), store.TaskFilter{TeamIDs: teamIDs})
+	tasks, err := a.store.FindTasks(c.Request().Context(), store.TaskFilter{TeamIDs: teamIDs})
 	if err != nil {
 		return nil, err
 	}
@@ -160,30 +160,30 @@ func (s *Server) quotaRows(c echo.Context, views []store.QuotaView, managed map[
 	return rows, nil
 }
 
-func (s *Server) quotasPage(c echo.Context) error {
-	return s.renderQuotas(c, http.StatusOK, s.defaultQuotaForm())
+func (a *Area) quotasPage(c echo.Context) error {
+	return a.renderQuotas(c, http.StatusOK, a.defaultQuotaForm())
 }
 
-func (s *Server) renderQuotas(c echo.Context, status int, f web.Form) error {
+func (a *Area) renderQuotas(c echo.Context, status int, f web.Form) error {
 	ctx := c.Request().Context()
 	u := request.User(c)
-	visible, err := scope.Teams(c, s.store)
+	visible, err := scope.Teams(c, a.store)
 	if err != nil {
 		return err
 	}
-	views, err := s.store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: visible})
+	views, err := a.store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: visible})
 	if err != nil {
 		return err
 	}
-	teams, managed, err := s.managedTeamOptions(c, u)
+	teams, managed, err := a.managedTeamOptions(c, u)
 	if err != nil {
 		return err
 	}
-	types, _, err := s.planTypeOptions(c)
+	types, _, err := a.planTypeOptions(c)
 	if err != nil {
 		return err
 	}
-	rows, err := s.quotaRows(c, views, managed, s.store.Now())
+	rows, err := a.quotaRows(c, views, managed, a.store.Now())
 	if err != nil {
 		return err
 	}
@@ -201,100 +201,100 @@ func (s *Server) renderQuotas(c echo.Context, status int, f web.Form) error {
 		}
 		props.Rows = append(props.Rows, r)
 	}
-	return response.Render(c, status, web.QuotasPage(s.pages.Page(c, "plan.quota.title", "booking"), props, f))
+	return response.Render(c, status, web.QuotasPage(a.pages.Page(c, "plan.quota.title", "booking"), props, f))
 }
 
-func (s *Server) newQuotaPage(c echo.Context) error {
+func (a *Area) newQuotaPage(c echo.Context) error {
 	u := request.User(c)
-	f := s.defaultQuotaForm()
+	f := a.defaultQuotaForm()
 	renewOf := ""
 	if id := request.ID(c.QueryParam("renew")); id > 0 {
-		_, managed, err := s.managedTeamOptions(c, u)
+		_, managed, err := a.managedTeamOptions(c, u)
 		if err != nil {
 			return err
 		}
 		// A renewal starts where the old grant ends and runs as long.
 		// One already expired starts now instead.
-		if old, err := s.store.FindQuotaByID(c.Request().Context(), id); err == nil && managed[old.TeamID] {
-			f = s.quotaForm(*old)
+		if old, err := a.store.FindQuotaByID(c.Request().Context(), id); err == nil && managed[old.TeamID] {
+			f = a.quotaForm(*old)
 			start := old.ExpiresAt
-			if now := s.store.Now().Truncate(time.Minute); start.Before(now) {
+			if now := a.store.Now().Truncate(time.Minute); start.Before(now) {
 				start = now
 			}
-			f.Values["valid_from"] = request.LocalValue(start, s.cfg.TZ)
-			f.Values["expires_at"] = request.LocalValue(start.Add(old.ExpiresAt.Sub(old.ValidFrom)), s.cfg.TZ)
-			renewOf = old.TeamName + " · " + old.CardTypeName + " · " + web.T(request.Lang(c), "plan.quota.expires_on", s.planLocalDisplay(old.ExpiresAt))
+			f.Values["valid_from"] = request.LocalValue(start, a.cfg.TZ)
+			f.Values["expires_at"] = request.LocalValue(start.Add(old.ExpiresAt.Sub(old.ValidFrom)), a.cfg.TZ)
+			renewOf = old.TeamName + " · " + old.CardTypeName + " · " + web.T(request.Lang(c), "plan.quota.expires_on", a.planLocalDisplay(old.ExpiresAt))
 		}
 	}
-	return s.renderNewQuota(c, http.StatusOK, f, renewOf)
+	return a.renderNewQuota(c, http.StatusOK, f, renewOf)
 }
 
-func (s *Server) planLocalDisplay(t time.Time) string {
-	return t.In(s.cfg.TZ).Format("2006-01-02 15:04")
+func (a *Area) planLocalDisplay(t time.Time) string {
+	return t.In(a.cfg.TZ).Format("2006-01-02 15:04")
 }
 
-func (s *Server) renderNewQuota(c echo.Context, status int, f web.Form, renewOf string) error {
-	teams, _, err := s.managedTeamOptions(c, request.User(c))
+func (a *Area) renderNewQuota(c echo.Context, status int, f web.Form, renewOf string) error {
+	teams, _, err := a.managedTeamOptions(c, request.User(c))
 	if err != nil {
 		return err
 	}
-	types, _, err := s.planTypeOptions(c)
+	types, _, err := a.planTypeOptions(c)
 	if err != nil {
 		return err
 	}
 	if len(teams) == 1 && f.Value("team") == "" {
 		f.Values["team"] = teams[0].Value
 	}
-	return response.Render(c, status, web.QuotaNewPage(s.pages.Page(c, "plan.quota.new", "booking"), teams, types, f, renewOf))
+	return response.Render(c, status, web.QuotaNewPage(a.pages.Page(c, "plan.quota.new", "booking"), teams, types, f, renewOf))
 }
 
-func (s *Server) createQuotaForm(c echo.Context) error {
+func (a *Area) createQuotaForm(c echo.Context) error {
 	f := request.Form(c, quotaFields...)
-	in, err := s.quotaFromForm(f)
+	in, err := a.quotaFromForm(f)
 	if err == nil {
 		var q *store.Quota
-		if q, err = s.store.CreateQuota(c.Request().Context(), in); err == nil {
-			return s.pages.RedirectWithFlash(c, "/quotas", s.quotaFlash(c, "plan.quota.created", q))
+		if q, err = a.store.CreateQuota(c.Request().Context(), in); err == nil {
+			return a.pages.RedirectWithFlash(c, "/quotas", a.quotaFlash(c, "plan.quota.created", q))
 		}
 	}
 	if !quotaFormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderNewQuota(c, quotaStatus(err), f, "")
+	return a.renderNewQuota(c, quotaStatus(err), f, "")
 }
 
 // quotaStatus is the status of a refused quota form.
 func quotaStatus(err error) int { return response.StatusOf(err) }
 
 // quotaFlash names the quota a change concerns.
-func (s *Server) quotaFlash(c echo.Context, key string, q *store.Quota) string {
+func (a *Area) quotaFlash(c echo.Context, key string, q *store.Quota) string {
 	name := "#" + strconv.FormatInt(q.ID, 10)
-	if v, err := s.store.FindQuotaByID(c.Request().Context(), q.ID); err == nil {
+	if v, err := a.store.FindQuotaByID(c.Request().Context(), q.ID); err == nil {
 		name = v.TeamName + " · " + v.CardTypeName
 	}
 	return web.T(request.Lang(c), key, name)
 }
 
-func (s *Server) editQuotaPage(c echo.Context) error {
-	q, err := s.managedQuota(c)
+func (a *Area) editQuotaPage(c echo.Context) error {
+	q, err := a.managedQuota(c)
 	if err != nil {
 		return err
 	}
-	return s.renderEditQuota(c, http.StatusOK, q, s.quotaForm(*q))
+	return a.renderEditQuota(c, http.StatusOK, q, a.quotaForm(*q))
 }
 
 // managedQuota loads the :id quota for its edit page. A quota of a team
 // the manager does not manage is not found, as on the list.
-func (s *Server) managedQuota(c echo.Context) (*store.QuotaView, error) {
+func (a *Area) managedQuota(c echo.Context) (*store.QuotaView, error) {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return nil, err
 	}
-	q, err := s.store.FindQuotaByID(c.Request().Context(), id)
+	q, err := a.store.FindQuotaByID(c.Request().Context(), id)
 	if err != nil {
 		return nil, err
 	}
-	_, managed, err := s.managedTeamOptions(c, request.User(c))
+	_, managed, err := a.managedTeamOptions(c, request.User(c))
 	if err != nil {
 		return nil, err
 	}
@@ -304,13 +304,13 @@ func (s *Server) managedQuota(c echo.Context) (*store.QuotaView, error) {
 	return q, nil
 }
 
-func (s *Server) renderEditQuota(c echo.Context, status int, q *store.QuotaView, f web.Form) error {
+func (a *Area) renderEditQuota(c echo.Context, status int, q *store.QuotaView, f web.Form) error {
 	props := web.QuotaEditProps{ID: q.ID, Team: q.TeamName, CardType: q.CardTypeName, Used: q.UsedHours}
-	return response.Render(c, status, web.QuotaEditPage(s.pages.Page(c, "plan.quota.title", "booking"), props, f))
+	return response.Render(c, status, web.QuotaEditPage(a.pages.Page(c, "plan.quota.title", "booking"), props, f))
 }
 
-func (s *Server) updateQuotaForm(c echo.Context) error {
-	q, err := s.managedQuota(c)
+func (a *Area) updateQuotaForm(c echo.Context) error {
+	q, err := a.managedQuota(c)
 	if err != nil {
 		return err
 	}
@@ -318,15 +318,15 @@ func (s *Server) updateQuotaForm(c echo.Context) error {
 	// Team and card type are the quota's own; the form does not carry them.
 	f.Values["team"] = strconv.FormatInt(q.TeamID, 10)
 	f.Values["card_type"] = strconv.FormatInt(q.CardTypeID, 10)
-	in, err := s.quotaFromForm(f)
+	in, err := a.quotaFromForm(f)
 	if err == nil {
 		var saved *store.Quota
-		if saved, err = s.store.UpdateQuota(c.Request().Context(), q.ID, in); err == nil {
-			return s.pages.RedirectWithFlash(c, "/quotas", s.quotaFlash(c, "plan.quota.updated", saved))
+		if saved, err = a.store.UpdateQuota(c.Request().Context(), q.ID, in); err == nil {
+			return a.pages.RedirectWithFlash(c, "/quotas", a.quotaFlash(c, "plan.quota.updated", saved))
 		}
 	}
 	if !quotaFormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderEditQuota(c, quotaStatus(err), q, f)
+	return a.renderEditQuota(c, quotaStatus(err), q, f)
 }

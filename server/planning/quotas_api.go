@@ -1,4 +1,4 @@
-package server
+package planning
 
 import (
 	"net/http"
@@ -22,15 +22,15 @@ type quotaRequest struct {
 	Note      string      `json:"note"`
 }
 
-func (s *Server) quotaInput(c echo.Context, r quotaRequest) (store.QuotaInput, error) {
+func (a *Area) quotaInput(c echo.Context, r quotaRequest) (store.QuotaInput, error) {
 	v := errs.NewValidation("server.quotaInput")
 	in := store.QuotaInput{CardHours: r.CardHours, MaxCards: r.MaxCards, Note: r.Note,
 		ValidFrom: request.Time(r.ValidFrom, "valid_from", v), ExpiresAt: request.Time(r.ExpiresAt, "expires_at", v)}
 	var err error
-	if in.TeamID, err = request.TeamID(c.Request().Context(), s.store, r.Team, "team", v); err != nil {
+	if in.TeamID, err = request.TeamID(c.Request().Context(), a.store, r.Team, "team", v); err != nil {
 		return in, err
 	}
-	if in.CardTypeID, err = request.CardTypeID(c.Request().Context(), s.store, r.CardType, "card_type", v); err != nil {
+	if in.CardTypeID, err = request.CardTypeID(c.Request().Context(), a.store, r.CardType, "card_type", v); err != nil {
 		return in, err
 	}
 	return in, v.Err()
@@ -38,9 +38,9 @@ func (s *Server) quotaInput(c echo.Context, r quotaRequest) (store.QuotaInput, e
 
 // managedQuotas lists the quotas of the teams the user manages (all for
 // admins), narrowed by f.
-func (s *Server) managedQuotas(c echo.Context, f store.QuotaFilter) ([]store.QuotaView, error) {
+func (a *Area) managedQuotas(c echo.Context, f store.QuotaFilter) ([]store.QuotaView, error) {
 	ctx := c.Request().Context()
-	teams, err := s.store.ManagedTeamIDs(ctx, request.User(c))
+	teams, err := a.store.ManagedTeamIDs(ctx, request.User(c))
 	if err != nil {
 		return nil, err
 	}
@@ -48,12 +48,12 @@ func (s *Server) managedQuotas(c echo.Context, f store.QuotaFilter) ([]store.Quo
 	if f.TeamIDs == nil {
 		f.TeamIDs = []int64{}
 	}
-	return s.store.FindQuotas(ctx, f)
+	return a.store.FindQuotas(ctx, f)
 }
 
 // quotaView finds one quota the user manages; others are not found.
-func (s *Server) quotaView(c echo.Context, id int64) (*store.QuotaView, error) {
-	qs, err := s.managedQuotas(c, store.QuotaFilter{})
+func (a *Area) quotaView(c echo.Context, id int64) (*store.QuotaView, error) {
+	qs, err := a.managedQuotas(c, store.QuotaFilter{})
 	if err != nil {
 		return nil, err
 	}
@@ -65,20 +65,20 @@ func (s *Server) quotaView(c echo.Context, id int64) (*store.QuotaView, error) {
 	return nil, errs.E(errs.NotFound, "server.quotaView", "api.quota_not_found")
 }
 
-func (s *Server) apiListQuotas(c echo.Context) error {
+func (a *Area) apiListQuotas(c echo.Context) error {
 	v := errs.NewValidation("server.apiListQuotas")
 	var f store.QuotaFilter
-	team, err := request.TeamID(c.Request().Context(), s.store, request.QueryRef(c, "team"), "team", v)
+	team, err := request.TeamID(c.Request().Context(), a.store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return err
 	}
-	if f.CardTypeID, err = request.CardTypeID(c.Request().Context(), s.store, request.QueryRef(c, "card_type"), "card_type", v); err != nil {
+	if f.CardTypeID, err = request.CardTypeID(c.Request().Context(), a.store, request.QueryRef(c, "card_type"), "card_type", v); err != nil {
 		return err
 	}
 	if err := v.Err(); err != nil {
 		return err
 	}
-	qs, err := s.managedQuotas(c, f)
+	qs, err := a.managedQuotas(c, f)
 	if err != nil {
 		return err
 	}
@@ -91,32 +91,32 @@ func (s *Server) apiListQuotas(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"quotas": out})
 }
 
-func (s *Server) apiCreateQuota(c echo.Context) error {
+func (a *Area) apiCreateQuota(c echo.Context) error {
 	var req quotaRequest
 	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
-	in, err := s.quotaInput(c, req)
+	in, err := a.quotaInput(c, req)
 	if err != nil {
 		return err
 	}
-	q, err := s.store.CreateQuota(c.Request().Context(), in)
+	q, err := a.store.CreateQuota(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
-	view, err := s.quotaView(c, q.ID)
+	view, err := a.quotaView(c, q.ID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, view)
 }
 
-func (s *Server) apiUpdateQuota(c echo.Context) error {
+func (a *Area) apiUpdateQuota(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	current, err := s.quotaView(c, id)
+	current, err := a.quotaView(c, id)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (s *Server) apiUpdateQuota(c echo.Context) error {
 	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
-	in, err := s.quotaInput(c, req)
+	in, err := a.quotaInput(c, req)
 	if err != nil {
 		return err
 	}
@@ -135,10 +135,10 @@ func (s *Server) apiUpdateQuota(c echo.Context) error {
 	if in.CardTypeID == 0 {
 		in.CardTypeID = current.CardTypeID
 	}
-	if _, err := s.store.UpdateQuota(c.Request().Context(), id, in); err != nil {
+	if _, err := a.store.UpdateQuota(c.Request().Context(), id, in); err != nil {
 		return err
 	}
-	view, err := s.quotaView(c, id)
+	view, err := a.quotaView(c, id)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package server
+package planning
 
 import (
 	"net/http"
@@ -25,11 +25,11 @@ type availabilityJSON struct {
 	CardTypes []store.Availability `json:"card_types"`
 }
 
-func (s *Server) apiAvailability(c echo.Context) error {
+func (a *Area) apiAvailability(c echo.Context) error {
 	v := errs.NewValidation("server.apiAvailability")
 	from := request.QueryTime(c, "from", v)
 	hours := request.QueryInt(c, "hours", availabilityDefaultHours, 1, availabilityMaxHours, "api.hours_range", v)
-	typeID, err := request.CardTypeID(c.Request().Context(), s.store, request.QueryRef(c, "card_type"), "card_type", v)
+	typeID, err := request.CardTypeID(c.Request().Context(), a.store, request.QueryRef(c, "card_type"), "card_type", v)
 	if err != nil {
 		return err
 	}
@@ -37,9 +37,9 @@ func (s *Server) apiAvailability(c echo.Context) error {
 		return err
 	}
 	if from.IsZero() {
-		from = s.store.Now()
+		from = a.store.Now()
 	}
-	all, err := s.store.FindAvailability(c.Request().Context(), from, hours)
+	all, err := a.store.FindAvailability(c.Request().Context(), from, hours)
 	if err != nil {
 		return err
 	}

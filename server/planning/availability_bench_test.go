@@ -1,4 +1,4 @@
-package server_test
+package planning_test
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 //	go test -run '^$' -bench BenchmarkAvailability -count 5 ./server/
 func BenchmarkAvailability(b *testing.B) {
 	e := newEnv(b, envOptions{})
-	ctx := abAdminCtx(e)
+	ctx := e.AdminCtx()
 	st := e.St
 	must := func(err error) {
 		b.Helper()
@@ -88,7 +88,7 @@ func BenchmarkAvailability(b *testing.B) {
 			r.Header.Set("Authorization", "Bearer "+e.Users[store.RoleViewer].Token)
 		})
 	})
-	if hasRoute(e.Srv, http.MethodGet, "/availability") {
+	if e.HasRoute(http.MethodGet, "/availability") {
 		b.Run("page", func(b *testing.B) {
 			run(b, "/availability", func(r *http.Request) {
 				r.AddCookie(&http.Cookie{Name: "cardhour_session", Value: session})

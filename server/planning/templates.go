@@ -1,4 +1,4 @@
-package server
+package planning
 
 import (
 	"math"
@@ -63,8 +63,8 @@ func templateRow(t store.BookingTemplate, teams, types, images map[int64]string,
 
 // templateTaskOptions lists the tasks of the teams the user may book for,
 // as "team · task".
-func (s *Server) templateTaskOptions(c echo.Context, bookable []int64, teams map[int64]string) ([]web.Option, error) {
-	tasks, err := s.store.FindTasks(c.Request().Context(), store.TaskFilter{TeamIDs: bookable})
+func (a *Area) templateTaskOptions(c echo.Context, bookable []int64, teams map[int64]string) ([]web.Option, error) {
+	tasks, err := a.store.FindTasks(c.Request().Context(), store.TaskFilter{TeamIDs: bookable})
 	if err != nil {
 		return nil, err
 	}
@@ -76,30 +76,30 @@ func (s *Server) templateTaskOptions(c echo.Context, bookable []int64, teams map
 	return opts, nil
 }
 
-func (s *Server) templatesPage(c echo.Context) error {
-	return s.renderTemplates(c, http.StatusOK, web.NewForm(), "")
+func (a *Area) templatesPage(c echo.Context) error {
+	return a.renderTemplates(c, http.StatusOK, web.NewForm(), "")
 }
 
-func (s *Server) renderTemplates(c echo.Context, status int, f web.Form, listErr string) error {
+func (a *Area) renderTemplates(c echo.Context, status int, f web.Form, listErr string) error {
 	ctx := c.Request().Context()
 	u := request.User(c)
-	visible, err := scope.Teams(c, s.store)
+	visible, err := scope.Teams(c, a.store)
 	if err != nil {
 		return err
 	}
-	tpls, err := s.store.FindTemplates(ctx, visible)
+	tpls, err := a.store.FindTemplates(ctx, visible)
 	if err != nil {
 		return err
 	}
-	bookable, err := s.store.BookableTeamIDs(ctx, u)
+	bookable, err := a.store.BookableTeamIDs(ctx, u)
 	if err != nil {
 		return err
 	}
-	teams, _, err := s.planTeamNames(c)
+	teams, _, err := a.planTeamNames(c)
 	if err != nil {
 		return err
 	}
-	typeOpts, types, err := s.planTypeOptions(c)
+	typeOpts, types, err := a.planTypeOptions(c)
 	if err != nil {
 		return err
 	}
@@ -109,30 +109,30 @@ func (s *Server) renderTemplates(c echo.Context, status int, f web.Form, listErr
 		props.Rows = append(props.Rows, templateRow(t, teams, types, nil, canBook[t.TeamID]))
 	}
 	if props.CanCreate {
-		if props.Tasks, err = s.templateTaskOptions(c, bookable, teams); err != nil {
+		if props.Tasks, err = a.templateTaskOptions(c, bookable, teams); err != nil {
 			return err
 		}
 		if f.Value("count") == "" {
 			f.Values["count"] = "1"
 		}
 	}
-	return response.Render(c, status, web.TemplatesPage(s.pages.Page(c, "plan.tpl.title", "booking"), props, f))
+	return response.Render(c, status, web.TemplatesPage(a.pages.Page(c, "plan.tpl.title", "booking"), props, f))
 }
 
 // newTemplatePage is the "存为模板" form. With ?task= it starts from that
 // task and the shape of its latest booking: this round's way of taking
 // cards, frozen for the next.
-func (s *Server) newTemplatePage(c echo.Context) error {
+func (a *Area) newTemplatePage(c echo.Context) error {
 	ctx := c.Request().Context()
 	f := web.NewForm()
 	f.Values["count"] = "1"
 	f.Values["duration_hours"] = "8"
 	if id := request.ID(c.QueryParam("task")); id > 0 {
-		task, err := scope.Task(c, s.store, id)
+		task, err := scope.Task(c, a.store, id)
 		if err != nil {
 			return err
 		}
-		bookable, err := s.store.BookableTeamIDs(ctx, request.User(c))
+		bookable, err := a.store.BookableTeamIDs(ctx, request.User(c))
 		if err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func (s *Server) newTemplatePage(c echo.Context) error {
 		if len(task.CardTypeIDs) > 0 {
 			f.Values["card_type"] = strconv.FormatInt(task.CardTypeIDs[0], 10)
 		}
-		bs, err := s.store.FindBookings(ctx, store.BookingFilter{TaskID: task.ID, Limit: 1000})
+		bs, err := a.store.FindBookings(ctx, store.BookingFilter{TaskID: task.ID, Limit: 1000})
 		if err != nil {
 			return err
 		}
@@ -157,56 +157,56 @@ func (s *Server) newTemplatePage(c echo.Context) error {
 			}
 		}
 	}
-	return s.renderNewTemplate(c, http.StatusOK, f)
+	return a.renderNewTemplate(c, http.StatusOK, f)
 }
 
-func (s *Server) renderNewTemplate(c echo.Context, status int, f web.Form) error {
+func (a *Area) renderNewTemplate(c echo.Context, status int, f web.Form) error {
 	u := request.User(c)
-	bookable, err := s.store.BookableTeamIDs(c.Request().Context(), u)
+	bookable, err := a.store.BookableTeamIDs(c.Request().Context(), u)
 	if err != nil {
 		return err
 	}
-	teams, _, err := s.planTeamNames(c)
+	teams, _, err := a.planTeamNames(c)
 	if err != nil {
 		return err
 	}
-	tasks, err := s.templateTaskOptions(c, bookable, teams)
+	tasks, err := a.templateTaskOptions(c, bookable, teams)
 	if err != nil {
 		return err
 	}
-	types, _, err := s.planTypeOptions(c)
+	types, _, err := a.planTypeOptions(c)
 	if err != nil {
 		return err
 	}
-	return response.Render(c, status, web.TemplateNewPage(s.pages.Page(c, "plan.tpl.new", "booking"), tasks, types, f))
+	return response.Render(c, status, web.TemplateNewPage(a.pages.Page(c, "plan.tpl.new", "booking"), tasks, types, f))
 }
 
-func (s *Server) createTemplateForm(c echo.Context) error {
+func (a *Area) createTemplateForm(c echo.Context) error {
 	f := request.Form(c, templateFields...)
 	in, err := templateFromForm(f)
 	if err == nil {
 		var t *store.BookingTemplate
-		if t, err = s.store.CreateTemplateFromTask(c.Request().Context(), in); err == nil {
-			return s.pages.RedirectWithFlash(c, "/templates/"+strconv.FormatInt(t.ID, 10), web.T(request.Lang(c), "plan.tpl.created", t.Name))
+		if t, err = a.store.CreateTemplateFromTask(c.Request().Context(), in); err == nil {
+			return a.pages.RedirectWithFlash(c, "/templates/"+strconv.FormatInt(t.ID, 10), web.T(request.Lang(c), "plan.tpl.created", t.Name))
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderNewTemplate(c, response.StatusOf(err), f)
+	return a.renderNewTemplate(c, response.StatusOf(err), f)
 }
 
 // visibleTemplate loads the :id template when the user may see its team.
-func (s *Server) visibleTemplate(c echo.Context) (*store.BookingTemplate, error) {
+func (a *Area) visibleTemplate(c echo.Context) (*store.BookingTemplate, error) {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.store.FindTemplateByID(c.Request().Context(), id)
+	t, err := a.store.FindTemplateByID(c.Request().Context(), id)
 	if err != nil {
 		return nil, err
 	}
-	visible, err := scope.Teams(c, s.store)
+	visible, err := scope.Teams(c, a.store)
 	if err != nil {
 		return nil, err
 	}
@@ -216,35 +216,35 @@ func (s *Server) visibleTemplate(c echo.Context) (*store.BookingTemplate, error)
 	return t, nil
 }
 
-func (s *Server) templatePage(c echo.Context) error {
-	t, err := s.visibleTemplate(c)
+func (a *Area) templatePage(c echo.Context) error {
+	t, err := a.visibleTemplate(c)
 	if err != nil {
 		return err
 	}
 	f := web.NewForm()
-	now := s.store.Now().In(s.cfg.TZ)
+	now := a.store.Now().In(a.cfg.TZ)
 	f.Values["name"] = t.Name + " " + now.Format("0102")
-	f.Values["start"] = request.LocalValue(now.Truncate(time.Hour).Add(time.Hour), s.cfg.TZ)
-	return s.renderTemplate(c, http.StatusOK, t, f, nil)
+	f.Values["start"] = request.LocalValue(now.Truncate(time.Hour).Add(time.Hour), a.cfg.TZ)
+	return a.renderTemplate(c, http.StatusOK, t, f, nil)
 }
 
-func (s *Server) renderTemplate(c echo.Context, status int, t *store.BookingTemplate, f web.Form, created *store.Task) error {
+func (a *Area) renderTemplate(c echo.Context, status int, t *store.BookingTemplate, f web.Form, created *store.Task) error {
 	ctx := c.Request().Context()
-	bookable, err := s.store.BookableTeamIDs(ctx, request.User(c))
+	bookable, err := a.store.BookableTeamIDs(ctx, request.User(c))
 	if err != nil {
 		return err
 	}
-	teams, _, err := s.planTeamNames(c)
+	teams, _, err := a.planTeamNames(c)
 	if err != nil {
 		return err
 	}
-	_, types, err := s.planTypeOptions(c)
+	_, types, err := a.planTypeOptions(c)
 	if err != nil {
 		return err
 	}
 	images := map[int64]string{}
 	if t.ImageID != nil {
-		if img, err := s.store.FindImageByID(ctx, *t.ImageID); err == nil {
+		if img, err := a.store.FindImageByID(ctx, *t.ImageID); err == nil {
 			images[img.ID] = img.Name
 		}
 	}
@@ -252,14 +252,14 @@ func (s *Server) renderTemplate(c echo.Context, status int, t *store.BookingTemp
 	if created != nil {
 		props.CreatedTaskID, props.CreatedTask = created.ID, created.Name
 	}
-	return response.Render(c, status, web.TemplatePage(s.pages.Page(c, "plan.tpl.title", "booking"), props, f))
+	return response.Render(c, status, web.TemplatePage(a.pages.Page(c, "plan.tpl.title", "booking"), props, f))
 }
 
 // useTemplateForm creates a task from the template and books its shape in
 // one step. When the booking is refused the task stays (its baseline is
 // valid alone): the page says so and links to it.
-func (s *Server) useTemplateForm(c echo.Context) error {
-	t, err := s.visibleTemplate(c)
+func (a *Area) useTemplateForm(c echo.Context) error {
+	t, err := a.visibleTemplate(c)
 	if err != nil {
 		return err
 	}
@@ -269,14 +269,14 @@ func (s *Server) useTemplateForm(c echo.Context) error {
 	// Refuse before anything is written for a team the user cannot book
 	// for, and for a start that is not a time: either would leave a task
 	// behind without a booking.
-	bookable, err := s.store.BookableTeamIDs(ctx, request.User(c))
+	bookable, err := a.store.BookableTeamIDs(ctx, request.User(c))
 	if err != nil {
 		return err
 	}
 	if !planIDSet(bookable)[t.TeamID] {
 		return errs.E(errs.Forbidden, "server.useTemplate", "booking.not_your_team")
 	}
-	start, ok := request.ParseLocal(f.Value("start"), s.cfg.TZ)
+	start, ok := request.ParseLocal(f.Value("start"), a.cfg.TZ)
 	switch {
 	case !ok:
 		err = planFieldError("start", "plan.bad_time")
@@ -285,23 +285,23 @@ func (s *Server) useTemplateForm(c echo.Context) error {
 	default:
 		var task *store.Task
 		var res *store.BookingResult
-		task, res, err = s.store.UseTemplate(ctx, t.ID, f.Value("name"), start, f.Value("queue") != "")
+		task, res, err = a.store.UseTemplate(ctx, t.ID, f.Value("name"), start, f.Value("queue") != "")
 		if err == nil {
 			b := res.Booking
 			msg := web.T(lang, "plan.tpl.used", task.Name, b.ID, web.T(lang, web.PlanStateKey(b.State)))
-			return s.pages.RedirectWithFlash(c, "/bookings/"+strconv.FormatInt(b.ID, 10), msg)
+			return a.pages.RedirectWithFlash(c, "/bookings/"+strconv.FormatInt(b.ID, 10), msg)
 		}
 		if task != nil {
 			if !planFormFailed(lang, err, &f, templateUseFields) {
 				return err
 			}
-			return s.renderTemplate(c, response.StatusOf(err), t, f, task)
+			return a.renderTemplate(c, response.StatusOf(err), t, f, task)
 		}
 	}
 	if !planFormFailed(lang, err, &f, templateUseFields) {
 		return err
 	}
-	return s.renderTemplate(c, response.StatusOf(err), t, f, nil)
+	return a.renderTemplate(c, response.StatusOf(err), t, f, nil)
 }
 
 func planFieldError(field, key string) error {
@@ -349,17 +349,17 @@ func planFormFailed(lang string, err error, f *web.Form, shown []string) bool {
 	return true
 }
 
-func (s *Server) deleteTemplateForm(c echo.Context) error {
-	t, err := s.visibleTemplate(c)
+func (a *Area) deleteTemplateForm(c echo.Context) error {
+	t, err := a.visibleTemplate(c)
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteTemplate(c.Request().Context(), t.ID); err != nil {
+	if err := a.store.DeleteTemplate(c.Request().Context(), t.ID); err != nil {
 		if errs.Is(err, errs.Forbidden) || errs.Is(err, errs.Conflict) {
 			_, _, msg, _ := response.Describe(err, request.Lang(c))
-			return s.renderTemplates(c, response.StatusOf(err), web.NewForm(), msg)
+			return a.renderTemplates(c, response.StatusOf(err), web.NewForm(), msg)
 		}
 		return err
 	}
-	return s.pages.RedirectWithFlash(c, "/templates", web.T(request.Lang(c), "admin.deleted", t.Name))
+	return a.pages.RedirectWithFlash(c, "/templates", web.T(request.Lang(c), "admin.deleted", t.Name))
 }

@@ -1,4 +1,4 @@
-package server
+package planning
 
 import (
 	"bytes"
@@ -25,25 +25,25 @@ const (
 	icalFuture = 90 * 24 * time.Hour
 )
 
-func (s *Server) calendarPage(c echo.Context) error {
-	return s.renderCalendar(c, http.StatusOK, nil, "")
+func (a *Area) calendarPage(c echo.Context) error {
+	return a.renderCalendar(c, http.StatusOK, nil, "")
 }
 
-func (s *Server) renderCalendar(c echo.Context, status int, feed *web.CalendarFeedShown, msg string) error {
-	props, err := s.calendarProps(c)
+func (a *Area) renderCalendar(c echo.Context, status int, feed *web.CalendarFeedShown, msg string) error {
+	props, err := a.calendarProps(c)
 	if err != nil {
 		return err
 	}
 	props.Feed, props.Error = feed, msg
-	return response.Render(c, status, web.CalendarPage(s.pages.Page(c, "plan.cal.title", "booking"), props))
+	return response.Render(c, status, web.CalendarPage(a.pages.Page(c, "plan.cal.title", "booking"), props))
 }
 
 // calendarProps lists the teams whose feed the user may take: their own
 // teams, every team for admins (the store decides again on issue).
-func (s *Server) calendarProps(c echo.Context) (web.CalendarProps, error) {
+func (a *Area) calendarProps(c echo.Context) (web.CalendarProps, error) {
 	var props web.CalendarProps
 	u := request.User(c)
-	names, teams, err := s.planTeamNames(c)
+	names, teams, err := a.planTeamNames(c)
 	if err != nil {
 		return props, err
 	}
@@ -53,7 +53,7 @@ func (s *Server) calendarProps(c echo.Context) (web.CalendarProps, error) {
 		}
 		return props, nil
 	}
-	ids, err := s.store.TeamIDsOf(c.Request().Context(), u.ID)
+	ids, err := a.store.TeamIDsOf(c.Request().Context(), u.ID)
 	if err != nil {
 		return props, err
 	}
@@ -65,53 +65,53 @@ func (s *Server) calendarProps(c echo.Context) (web.CalendarProps, error) {
 
 // createCalendarFeedForm issues a feed URL and shows it once, on this very
 // response: only its hash is kept, so a redirect could not show it again.
-func (s *Server) createCalendarFeedForm(c echo.Context) error {
+func (a *Area) createCalendarFeedForm(c echo.Context) error {
 	u := request.User(c)
 	lang := request.Lang(c)
 	teamID := request.ID(c.FormValue("team"))
 	label := web.T(lang, "plan.cal.mine")
 	if teamID != 0 {
-		t, err := s.store.FindTeamByID(c.Request().Context(), teamID)
+		t, err := a.store.FindTeamByID(c.Request().Context(), teamID)
 		if err != nil {
 			return err
 		}
 		label = web.T(lang, "plan.cal.team") + " · " + t.Name
 	}
-	secret, err := s.store.CreateCalendarFeed(c.Request().Context(), u.ID, teamID)
+	secret, err := a.store.CreateCalendarFeed(c.Request().Context(), u.ID, teamID)
 	if err != nil {
 		if errs.Is(err, errs.Forbidden) || errs.Is(err, errs.Invalid) {
 			_, _, msg, _ := response.Describe(err, lang)
-			return s.renderCalendar(c, response.StatusOf(err), nil, msg)
+			return a.renderCalendar(c, response.StatusOf(err), nil, msg)
 		}
 		return err
 	}
 	host := c.Request().Host
 	feed := &web.CalendarFeedShown{Label: label, URL: c.Scheme() + "://" + host + "/ical/" + secret, Webcal: "webcal://" + host + "/ical/" + secret}
-	return s.renderCalendar(c, http.StatusOK, feed, "")
+	return a.renderCalendar(c, http.StatusOK, feed, "")
 }
 
 // icalFeed serves a feed as text/calendar. The secret in the URL is the
 // credential; an unknown or replaced one is not found.
-func (s *Server) icalFeed(c echo.Context) error {
+func (a *Area) icalFeed(c echo.Context) error {
 	ctx := c.Request().Context()
 	lang := request.Lang(c)
-	feed, err := s.store.FindCalendarFeed(ctx, c.Param("token"))
+	feed, err := a.store.FindCalendarFeed(ctx, c.Param("token"))
 	if err != nil {
 		return err
 	}
-	now := s.store.Now()
+	now := a.store.Now()
 	filter := store.BookingFilter{From: now.Add(-icalPast), To: now.Add(icalFuture), Limit: 1000}
 	name := web.T(lang, "app.name") + " · "
 	switch {
 	case feed.TeamID != nil:
-		t, err := s.store.FindTeamByID(ctx, *feed.TeamID)
+		t, err := a.store.FindTeamByID(ctx, *feed.TeamID)
 		if err != nil {
 			return err
 		}
 		filter.TeamIDs = []int64{t.ID}
 		name += web.T(lang, "plan.cal.team") + " · " + t.Name
 	case feed.UserID != nil:
-		u, err := s.store.FindUserByID(ctx, *feed.UserID)
+		u, err := a.store.FindUserByID(ctx, *feed.UserID)
 		if err != nil {
 			return err
 		}
@@ -124,7 +124,7 @@ func (s *Server) icalFeed(c echo.Context) error {
 	default:
 		return errs.E(errs.NotFound, "server.icalFeed", "feed.not_found")
 	}
-	bookings, err := s.store.FindBookings(ctx, filter)
+	bookings, err := a.store.FindBookings(ctx, filter)
 	if err != nil {
 		return err
 	}

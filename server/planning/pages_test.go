@@ -1,4 +1,4 @@
-package server_test
+package planning_test
 
 // Tests of the planning pages: quotas with their renewal reminders,
 // booking templates, the availability calendar and the iCalendar feeds.
@@ -85,14 +85,6 @@ func plnSetup(t *testing.T, e *env) *plnWorld {
 	return w
 }
 
-// plnLogin is a browser signed in as the test user of role.
-func (e *env) plnLogin(role string) *client {
-	e.T.Helper()
-	c := e.Client()
-	c.MustLogin(e.Users[role].Username, e.Users[role].Password)
-	return c
-}
-
 // plnLocal formats t as a datetime-local value in the portal's zone.
 func (e *env) plnLocal(t time.Time) string { return t.In(e.Cfg.TZ).Format("2006-01-02T15:04") }
 
@@ -121,7 +113,7 @@ func (e *env) plnQuotaCount(t *testing.T) int {
 func TestQuotaFormManagerGrantsAndSeesIt(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	w := plnSetup(t, e)
-	c := e.plnLogin(store.RoleManager)
+	c := e.LoggedIn(store.RoleManager)
 
 	page := c.Get("/quotas")
 	plnStatus(t, page, http.StatusOK, "GET /quotas as manager")
@@ -194,7 +186,7 @@ func TestQuotaFormRefusesMembersAndOtherTeams(t *testing.T) {
 		"card_hours": {"10"}, "valid_from": {e.plnLocal(from)}, "expires_at": {e.plnLocal(from.Add(24 * time.Hour))}}
 
 	// A member sees the quotas read-only and is refused at the route.
-	m := e.plnLogin(store.RoleMember)
+	m := e.LoggedIn(store.RoleMember)
 	page := m.Get("/quotas")
 	plnStatus(t, page, http.StatusOK, "GET /quotas as member")
 	doc := page.Doc(t)
@@ -208,7 +200,7 @@ func TestQuotaFormRefusesMembersAndOtherTeams(t *testing.T) {
 	plnStatus(t, m.PostForm("/quotas/new", form, true), http.StatusForbidden, "POST /quotas/new as member")
 
 	// A manager of another team is refused by the store, with its message.
-	mg := e.plnLogin(store.RoleManager)
+	mg := e.LoggedIn(store.RoleManager)
 	res := mg.PostForm("/quotas/new", form, true)
 	plnStatus(t, res, http.StatusForbidden, "POST /quotas/new for a team the manager does not manage")
 	want := web.T(web.LangZH, "quota.not_your_team")
@@ -225,7 +217,7 @@ func TestQuotaFormRefusesMembersAndOtherTeams(t *testing.T) {
 func TestQuotaFormBadInputIsShownInline(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	w := plnSetup(t, e)
-	c := e.plnLogin(store.RoleManager)
+	c := e.LoggedIn(store.RoleManager)
 	before := e.plnQuotaCount(t)
 	from := e.St.Now().Add(time.Hour)
 	base := func() url.Values {
@@ -273,7 +265,7 @@ func TestQuotaFormBadInputIsShownInline(t *testing.T) {
 func TestQuotaReminderFollowsTheCoreLead(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	w := plnSetup(t, e)
-	c := e.admLogin()
+	c := e.LoggedIn(store.RoleAdmin)
 	doc := c.Get("/quotas").Doc(t)
 	row := func(id int64) *goquery.Selection {
 		return doc.Find(fmt.Sprintf(`[data-testid=quota-row][data-id="%d"]`, id))
@@ -328,7 +320,7 @@ func TestQuotaReminderFollowsTheCoreLead(t *testing.T) {
 func TestTemplateFromTaskIsUsedInOneStep(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	w := plnSetup(t, e)
-	c := e.plnLogin(store.RoleMember)
+	c := e.LoggedIn(store.RoleMember)
 
 	// "存为模板" on the task opens the form filled from it.
 	doc := c.Get(fmt.Sprintf("/templates/new?task=%d", w.coreTask.ID)).Doc(t)
@@ -405,7 +397,7 @@ func TestAvailabilityShowsFreeCardsOfABookedHour(t *testing.T) {
 		Start: start, End: start.Add(2 * time.Hour)}); err != nil {
 		t.Fatalf("CreateBooking: %v", err)
 	}
-	c := e.plnLogin(store.RoleViewer)
+	c := e.LoggedIn(store.RoleViewer)
 	res := c.Get(fmt.Sprintf("/availability?card_type=%d", w.h800.ID))
 	plnStatus(t, res, http.StatusOK, "GET /availability")
 	doc := res.Doc(t)
@@ -460,7 +452,7 @@ func TestCalendarFeedServesBookings(t *testing.T) {
 		t.Fatalf("CreateBooking (admin): %v", err)
 	}
 
-	c := e.plnLogin(store.RoleMember)
+	c := e.LoggedIn(store.RoleMember)
 	plnStatus(t, c.Get("/calendar"), http.StatusOK, "GET /calendar")
 	issue := func(team int64) string {
 		t.Helper()
