@@ -270,14 +270,16 @@ func TestCSRF(t *testing.T) {
 	types := countCardTypes(t, e.St)
 
 	for name, send := range map[string]func() response{
-		"no token": func() response { return c.PostForm("/admin/card-types", url.Values(cloneValues(form)), false) },
+		"no token": func() response {
+			return c.PostForm("/admin/card-types", url.Values(servertest.CloneValues(form)), false)
+		},
 		"wrong token": func() response {
-			v := cloneValues(form)
+			v := servertest.CloneValues(form)
 			v.Set("_csrf", "forged")
 			return c.PostForm("/admin/card-types", v, false)
 		},
 		"cross-site": func() response {
-			v := cloneValues(form)
+			v := servertest.CloneValues(form)
 			v.Set("_csrf", c.CSRF())
 			return c.Do(http.MethodPost, "/admin/card-types", strings.NewReader(v.Encode()), http.Header{
 				"Content-Type": {"application/x-www-form-urlencoded"}, "Sec-Fetch-Site": {"cross-site"},
@@ -309,7 +311,7 @@ func TestCSRF(t *testing.T) {
 	if !ok || token == "" {
 		t.Fatalf("card type form has no _csrf input")
 	}
-	v := cloneValues(form)
+	v := servertest.CloneValues(form)
 	v.Set("_csrf", token)
 	r := c.PostForm("/admin/card-types", v, false)
 	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/admin/card-types" {
@@ -330,14 +332,6 @@ func TestCSRF(t *testing.T) {
 	if r.StatusCode != http.StatusCreated {
 		t.Errorf("API POST with a bearer token and session cookie, no CSRF token: status %d: %s", r.StatusCode, r)
 	}
-}
-
-func cloneValues(v url.Values) url.Values {
-	out := url.Values{}
-	for k, vs := range v {
-		out[k] = append([]string(nil), vs...)
-	}
-	return out
 }
 
 // TestLoginRateLimit: after ten wrong passwords the account is locked for

@@ -17,6 +17,7 @@ func (s *Server) table() []route.Route {
 	var t []route.Route
 	t = append(t, s.opsRoutes()...)
 	t = append(t, s.legacyRoutes()...)
+	t = append(t, s.booking.Routes()...)
 	t = append(t, s.planning.Routes()...)
 	t = append(t, s.ledger.Routes()...)
 	t = append(t, s.files.Routes()...)
@@ -92,7 +93,6 @@ func (s *Server) legacyRoutes() []route.Route {
 	s.add(POST, "/admin/card-types/:id", route.Admin, s.updateCardTypeForm)
 	s.add(POST, "/admin/card-types/:id/delete", route.Admin, s.deleteCardTypeForm)
 	s.registerAdminPages()
-	s.registerBookingPages()
 	s.op(GET, "/api/v1/me", route.Viewer, s.apiMe, route.API{Tag: "meta", Summary: "The caller and their team memberships", Status: http.StatusOK, Result: route.JSON("Me", meJSON{})})
 	s.op(GET, "/api/v1/card-types", route.Viewer, s.apiListCardTypes, route.API{Tag: "inventory", Summary: "List card types, cheapest first", Status: http.StatusOK, Result: route.List("card_types", "CardType", cardTypeJSON{})})
 	s.op(POST, "/api/v1/card-types", route.Admin, s.apiCreateCardType, route.API{Tag: "inventory", Summary: "Add a card type", Body: route.JSON("CardTypeInput", cardTypeRequest{}, "name", "vram_gib"), Status: http.StatusCreated, Result: route.JSON("CardType", cardTypeJSON{}), Conflict: true})
@@ -100,7 +100,6 @@ func (s *Server) legacyRoutes() []route.Route {
 	s.op(PUT, "/api/v1/card-types/:id", route.Admin, s.apiUpdateCardType, route.API{Tag: "inventory", Summary: "Replace a card type", Body: route.JSON("CardTypeInput", cardTypeRequest{}, "name", "vram_gib"), Status: http.StatusOK, Result: route.JSON("CardType", cardTypeJSON{}), Conflict: true})
 	s.op(DELETE, "/api/v1/card-types/:id", route.Admin, s.apiDeleteCardType, route.API{Tag: "inventory", Summary: "Delete a card type no card or booking uses", Status: http.StatusNoContent, Conflict: true})
 	s.registerAdminAPI()
-	s.registerBookingAPI()
 	out := s.routes
 	s.routes = nil
 	return out

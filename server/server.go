@@ -20,6 +20,7 @@ import (
 
 	"cardhour/config"
 	"cardhour/server/board"
+	"cardhour/server/booking"
 	"cardhour/server/files"
 	"cardhour/server/ledger"
 	"cardhour/server/planning"
@@ -40,6 +41,7 @@ type Server struct {
 	routes  []route.Route
 	openapi []byte
 
+	booking  *booking.Area
 	ledger   *ledger.Area
 	planning *planning.Area
 
@@ -67,6 +69,7 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 	s.files = files.New(st, cfg, log, s.pages)
 	s.ledger = ledger.New(st, cfg, log, s.pages)
 	s.planning = planning.New(st, cfg, s.pages)
+	s.booking = booking.New(st, cfg, log, s.pages)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
@@ -111,7 +114,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	go func() { errc <- srv.Serve(ln) }()
 	tickCtx, stopTicker := context.WithCancel(ctx)
 	defer stopTicker()
-	go s.runTicker(tickCtx)
+	go s.booking.Run(tickCtx)
 	go s.ledger.Run(tickCtx)
 	go s.files.Run(tickCtx)
 	// The board outlives ctx until the requests have drained: then its

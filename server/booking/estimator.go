@@ -1,4 +1,4 @@
-package server
+package booking
 
 import (
 	"math"
@@ -64,21 +64,21 @@ func estimatorInput(f web.Form) (schedule.VRAMInput, error) {
 
 // estimatorPage is the VRAM estimator. It is a GET form so a result can be
 // shared as a link; with no parameters it shows the form with defaults.
-func (s *Server) estimatorPage(c echo.Context) error {
+func (a *Area) estimatorPage(c echo.Context) error {
 	lang := request.Lang(c)
 	f := web.NewForm()
 	q := c.QueryParams()
 	for _, k := range estimatorFields {
 		f.Values[k] = q.Get(k)
 	}
-	e := web.EstimatorProps{HeadroomPct: int(s.cfg.Headroom*100 + 0.5)}
+	e := web.EstimatorProps{HeadroomPct: int(a.cfg.Headroom*100 + 0.5)}
 	for _, p := range store.TaskPrecisions {
 		e.Precisions = append(e.Precisions, web.Option{Value: p, Label: p})
 	}
 	for _, w := range estimatorWorkloads {
 		e.Workloads = append(e.Workloads, web.Option{Value: w, Label: web.T(lang, "estwork."+w)})
 	}
-	page := s.pages.Page(c, "estimator.title", "booking")
+	page := a.pages.Page(c, "estimator.title", "booking")
 	if f.Value("params_b") == "" && f.Value("workload") == "" {
 		f.Values["precision"], f.Values["workload"] = "bf16", schedule.WorkInference
 		f.Values["batch"], f.Values["context"] = "1", "4096"
@@ -107,11 +107,11 @@ func (s *Server) estimatorPage(c echo.Context) error {
 			e.Parts = append(e.Parts, p)
 		}
 	}
-	types, err := s.store.FindCardTypes(c.Request().Context())
+	types, err := a.store.FindCardTypes(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	e.Fits, e.Unfit = s.cardFits(types, est.TotalGiB, in.Precision, nil, 0)
+	e.Fits, e.Unfit = a.cardFits(types, est.TotalGiB, in.Precision, nil, 0)
 	// The task form takes the need rounded up to a tenth of a GiB, so the
 	// task never asks for less than the estimate.
 	need := math.Ceil(est.TotalGiB*10) / 10

@@ -1,4 +1,4 @@
-package server
+package booking
 
 import (
 	"fmt"
@@ -34,30 +34,30 @@ var liveStates = []string{store.BookingPending, store.BookingConfirmed, store.Bo
 
 // bookingHome is "预约": unread notifications, my live bookings, my teams'
 // live bookings, and the way to book more.
-func (s *Server) bookingHome(c echo.Context) error {
+func (a *Area) bookingHome(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := request.User(c)
 	lang := request.Lang(c)
 	h := web.BookingHomeProps{CanBook: store.RoleRank(u.Role) >= store.RoleRank(store.RoleMember)}
-	notes, err := s.store.FindNotifications(ctx, u.ID, true, 20)
+	notes, err := a.store.FindNotifications(ctx, u.ID, true, 20)
 	if err != nil {
 		return err
 	}
 	for _, n := range notes {
 		h.Notices = append(h.Notices, web.NoticeItem{Message: web.T(lang, n.MessageKey, n.Args()...), Link: n.Link, At: n.CreatedAt})
 	}
-	mine, err := s.store.FindBookings(ctx, store.BookingFilter{UserID: u.ID, States: liveStates})
+	mine, err := a.store.FindBookings(ctx, store.BookingFilter{UserID: u.ID, States: liveStates})
 	if err != nil {
 		return err
 	}
 	for _, b := range mine {
 		h.Mine = append(h.Mine, bookingItem(b))
 	}
-	teams, err := s.store.TeamIDsOf(ctx, u.ID)
+	teams, err := a.store.TeamIDsOf(ctx, u.ID)
 	if err != nil {
 		return err
 	}
-	team, err := s.store.FindBookings(ctx, store.BookingFilter{TeamIDs: teams, States: liveStates})
+	team, err := a.store.FindBookings(ctx, store.BookingFilter{TeamIDs: teams, States: liveStates})
 	if err != nil {
 		return err
 	}
@@ -66,14 +66,14 @@ func (s *Server) bookingHome(c echo.Context) error {
 			h.Team = append(h.Team, bookingItem(b))
 		}
 	}
-	return response.Render(c, http.StatusOK, web.BookingHomePage(s.pages.Page(c, "bkhome.title", "booking"), h))
+	return response.Render(c, http.StatusOK, web.BookingHomePage(a.pages.Page(c, "bkhome.title", "booking"), h))
 }
 
-func (s *Server) markNotificationsRead(c echo.Context) error {
-	if err := s.store.MarkNotificationsRead(c.Request().Context(), request.User(c).ID); err != nil {
+func (a *Area) markNotificationsRead(c echo.Context) error {
+	if err := a.store.MarkNotificationsRead(c.Request().Context(), request.User(c).ID); err != nil {
 		return err
 	}
-	return s.pages.RedirectWithFlash(c, "/booking", web.T(request.Lang(c), "bkhome.marked_read"))
+	return a.pages.RedirectWithFlash(c, "/booking", web.T(request.Lang(c), "bkhome.marked_read"))
 }
 
 var bookingFormFields = []string{"task_id", "card_type", "count", "mode", "start", "end", "duration_hours", "queue", "override_quota"}
@@ -84,7 +84,7 @@ const minNeedGiB = 1e-6
 
 // cardFits measures every card type against a need: the ones that carry it
 // with headroom, cheapest first, then the rest.
-func (s *Server) cardFits(types []store.CardType, need float64, precision string, preferred []int64, maxCards int) (fits, unfit []web.CardFitItem) {
+func (a *Area) cardFits(types []store.CardType, need float64, precision string, preferred []int64, maxCards int) (fits, unfit []web.CardFitItem) {
 	specs := make([]schedule.CardSpec, len(types))
 	for i, t := range types {
 		tf := map[string]float64{}
@@ -101,7 +101,7 @@ func (s *Server) cardFits(types []store.CardType, need float64, precision string
 		n = minNeedGiB
 	}
 	fitted := map[int64]bool{}
-	for _, x := range schedule.FitCardTypes(n, precision, specs, s.cfg.Headroom, maxCards) {
+	for _, x := range schedule.FitCardTypes(n, precision, specs, a.cfg.Headroom, maxCards) {
 		fitted[x.Spec.ID] = true
 		item := web.CardFitItem{ID: x.Spec.ID, Name: x.Spec.Name, VRAMGiB: x.Spec.VRAMGiB, Cards: x.Cards, PriceFen: x.Spec.PriceFen,
 			HourlyFen: x.HourlyFen, TFLOPS: x.TFLOPS, Preferred: slices.Contains(preferred, x.Spec.ID),
@@ -130,7 +130,7 @@ func taskBrief(t store.Task, u store.TaskUsage, teamName string) web.TaskBrief {
 
 // bookingFormPage shows the booking form; the query preselects the task
 // (?task=) and, coming back from the preview, every field.
-func (s *Server) bookingFormPage(c echo.Context) error {
+func (a *Area) bookingFormPage(c echo.Context) error {
 	f := web.NewForm()
 	q := c.QueryParams()
 	for _, k := range bookingFormFields {
@@ -147,32 +147,32 @@ func (s *Server) bookingFormPage(c echo.Context) error {
 	}
 	if f.Value("start") == "" && f.Value("end") == "" {
 		start := time.Now().Truncate(time.Hour).Add(time.Hour)
-		f.Values["start"] = request.LocalValue(start, s.cfg.TZ)
-		f.Values["end"] = request.LocalValue(start.Add(4*time.Hour), s.cfg.TZ)
+		f.Values["start"] = request.LocalValue(start, a.cfg.TZ)
+		f.Values["end"] = request.LocalValue(start.Add(4*time.Hour), a.cfg.TZ)
 	}
-	return s.renderBookingForm(c, http.StatusOK, f)
+	return a.renderBookingForm(c, http.StatusOK, f)
 }
 
-func (s *Server) renderBookingForm(c echo.Context, status int, f web.Form) error {
+func (a *Area) renderBookingForm(c echo.Context, status int, f web.Form) error {
 	ctx := c.Request().Context()
 	u := request.User(c)
 	lang := request.Lang(c)
-	bookable, err := s.store.BookableTeamIDs(ctx, u)
+	bookable, err := a.store.BookableTeamIDs(ctx, u)
 	if err != nil {
 		return err
 	}
-	tasks, err := s.store.FindTasks(ctx, store.TaskFilter{TeamIDs: bookable})
+	tasks, err := a.store.FindTasks(ctx, store.TaskFilter{TeamIDs: bookable})
 	if err != nil {
 		return err
 	}
-	teams, err := s.store.TeamNames(c.Request().Context())
+	teams, err := a.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	props := web.BookingFormProps{
 		CanOverride: store.RoleRank(u.Role) >= store.RoleRank(store.RoleManager),
-		HorizonDays: int(s.cfg.Horizon / (24 * time.Hour)),
-		HeadroomPct: int(s.cfg.Headroom*100 + 0.5),
+		HorizonDays: int(a.cfg.Horizon / (24 * time.Hour)),
+		HeadroomPct: int(a.cfg.Headroom*100 + 0.5),
 	}
 	var sel *store.Task
 	want := request.ID(f.Value("task_id"))
@@ -189,13 +189,13 @@ func (s *Server) renderBookingForm(c echo.Context, status int, f web.Form) error
 	case sel == nil && len(tasks) > 0 && f.FieldError("task_id") == "":
 		f.Errors["task_id"] = web.T(lang, "bkform.task_not_bookable")
 	}
-	types, err := s.store.FindCardTypes(ctx)
+	types, err := a.store.FindCardTypes(ctx)
 	if err != nil {
 		return err
 	}
 	need, precision, preferred := 0.0, "", []int64(nil)
 	if sel != nil {
-		usage, err := s.store.FindTaskUsage(ctx, []int64{sel.ID})
+		usage, err := a.store.FindTaskUsage(ctx, []int64{sel.ID})
 		if err != nil {
 			return err
 		}
@@ -203,10 +203,10 @@ func (s *Server) renderBookingForm(c echo.Context, status int, f web.Form) error
 		props.Task = &brief
 		need, precision, preferred = sel.VRAMGiB, sel.Precision, sel.CardTypeIDs
 	}
-	props.Fits, props.Unfit = s.cardFits(types, need, precision, preferred, s.store.BookingPolicy().MaxCards)
+	props.Fits, props.Unfit = a.cardFits(types, need, precision, preferred, a.store.BookingPolicy().MaxCards)
 	if sel != nil {
 		now := time.Now()
-		quotas, err := s.store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{sel.TeamID}, ActiveAt: &now})
+		quotas, err := a.store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{sel.TeamID}, ActiveAt: &now})
 		if err != nil {
 			return err
 		}
@@ -239,14 +239,14 @@ func (s *Server) renderBookingForm(c echo.Context, status int, f web.Form) error
 			}
 		}
 	}
-	return response.Render(c, status, web.BookingFormPage(s.pages.Page(c, "bkform.title", "booking"), props, f))
+	return response.Render(c, status, web.BookingFormPage(a.pages.Page(c, "bkform.title", "booking"), props, f))
 }
 
 // bookingRequestFromForm parses the form into a request: "book now" starts
 // now for the given hours, otherwise start and end are read in the portal's
 // zone. What does not parse is a field message; the rest is the store's to
 // check.
-func (s *Server) bookingRequestFromForm(f web.Form) (store.BookingRequest, error) {
+func (a *Area) bookingRequestFromForm(f web.Form) (store.BookingRequest, error) {
 	v := errs.NewValidation("server.bookingRequestFromForm")
 	req := store.BookingRequest{Queue: f.Value("queue") != "", OverrideQuota: f.Value("override_quota") != ""}
 	if req.TaskID = request.ID(f.Value("task_id")); req.TaskID == 0 {
@@ -282,7 +282,7 @@ func (s *Server) bookingRequestFromForm(f web.Form) (store.BookingRequest, error
 		if raw == "" {
 			continue // the store names a missing time
 		}
-		t, ok := request.ParseLocal(raw, s.cfg.TZ)
+		t, ok := request.ParseLocal(raw, a.cfg.TZ)
 		if !ok {
 			v.Add(field, "bkform.time_invalid")
 			continue
@@ -294,7 +294,7 @@ func (s *Server) bookingRequestFromForm(f web.Form) (store.BookingRequest, error
 
 // bookingFormFailed shows the form again with the reasons; in "book now"
 // mode the window's messages belong to the duration.
-func (s *Server) bookingFormFailed(c echo.Context, err error, f web.Form) error {
+func (a *Area) bookingFormFailed(c echo.Context, err error, f web.Form) error {
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
@@ -306,28 +306,28 @@ func (s *Server) bookingFormFailed(c echo.Context, err error, f web.Form) error 
 			}
 		}
 	}
-	return s.renderBookingForm(c, response.StatusOf(err), f)
+	return a.renderBookingForm(c, response.StatusOf(err), f)
 }
 
 // previewBookingForm shows what the request costs and what it will do,
 // without booking: card-hours × price, the quota left, free cards, and a
 // warning when it books more than the task's estimate has left.
-func (s *Server) previewBookingForm(c echo.Context) error {
+func (a *Area) previewBookingForm(c echo.Context) error {
 	ctx := c.Request().Context()
 	f := request.Form(c, bookingFormFields...)
-	req, err := s.bookingRequestFromForm(f)
+	req, err := a.bookingRequestFromForm(f)
 	var pv *store.BookingPreview
 	if err == nil {
-		pv, err = s.store.PreviewBooking(ctx, req)
+		pv, err = a.store.PreviewBooking(ctx, req)
 	}
 	if err != nil {
-		return s.bookingFormFailed(c, err, f)
+		return a.bookingFormFailed(c, err, f)
 	}
-	usage, err := s.store.FindTaskUsage(ctx, []int64{pv.Task.ID})
+	usage, err := a.store.FindTaskUsage(ctx, []int64{pv.Task.ID})
 	if err != nil {
 		return err
 	}
-	teams, err := s.store.TeamNames(c.Request().Context())
+	teams, err := a.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -339,7 +339,7 @@ func (s *Server) previewBookingForm(c echo.Context) error {
 	}
 	v.OverEstimate = v.CardHours > v.Task.RemainingHours+1e-9
 	start := pv.Start
-	quotas, err := s.store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{pv.Task.TeamID}, CardTypeID: pv.CardType.ID, ActiveAt: &start})
+	quotas, err := a.store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{pv.Task.TeamID}, CardTypeID: pv.CardType.ID, ActiveAt: &start})
 	if err != nil {
 		return err
 	}
@@ -356,19 +356,19 @@ func (s *Server) previewBookingForm(c echo.Context) error {
 		}
 	}
 	v.EditURL = "/booking/new?" + back.Encode()
-	return response.Render(c, http.StatusOK, web.BookingPreviewPage(s.pages.Page(c, "bkpreview.title", "booking"), v))
+	return response.Render(c, http.StatusOK, web.BookingPreviewPage(a.pages.Page(c, "bkpreview.title", "booking"), v))
 }
 
 // createBookingForm makes the booking the preview showed.
-func (s *Server) createBookingForm(c echo.Context) error {
+func (a *Area) createBookingForm(c echo.Context) error {
 	f := request.Form(c, bookingFormFields...)
-	req, err := s.bookingRequestFromForm(f)
+	req, err := a.bookingRequestFromForm(f)
 	var res *store.BookingResult
 	if err == nil {
-		res, err = s.store.CreateBooking(c.Request().Context(), req)
+		res, err = a.store.CreateBooking(c.Request().Context(), req)
 	}
 	if err != nil {
-		return s.bookingFormFailed(c, err, f)
+		return a.bookingFormFailed(c, err, f)
 	}
 	lang := request.Lang(c)
 	b := res.Booking
@@ -379,31 +379,31 @@ func (s *Server) createBookingForm(c echo.Context) error {
 	if len(res.Preempted) > 0 {
 		msg += " " + web.T(lang, "bkflash.preempted", len(res.Preempted))
 	}
-	return s.pages.RedirectWithFlash(c, bookingPath(b.ID), msg)
+	return a.pages.RedirectWithFlash(c, bookingPath(b.ID), msg)
 }
 
 func bookingPath(id int64) string { return "/bookings/" + strconv.FormatInt(id, 10) }
 
-func (s *Server) bookingDetail(c echo.Context) error {
+func (a *Area) bookingDetail(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	return s.renderBookingDetail(c, http.StatusOK, id, "", web.NewForm())
+	return a.renderBookingDetail(c, http.StatusOK, id, "", web.NewForm())
 }
 
 // renderBookingDetail shows a booking to the same people as the API does:
 // its owner, its team and admins (the board shows only which cards are
 // held and by whom, not costs or purposes); the actions only to its owner,
 // the team's managers and admins, who are also the ones the store allows.
-func (s *Server) renderBookingDetail(c echo.Context, status int, id int64, actionErr string, extend web.Form) error {
+func (a *Area) renderBookingDetail(c echo.Context, status int, id int64, actionErr string, extend web.Form) error {
 	ctx := c.Request().Context()
-	b, err := scope.Booking(c, s.store, id)
+	b, err := scope.Booking(c, a.store, id)
 	if err != nil {
 		return err
 	}
 	u := request.User(c)
-	managed, err := s.store.ManagedTeamIDs(ctx, u)
+	managed, err := a.store.ManagedTeamIDs(ctx, u)
 	if err != nil {
 		return err
 	}
@@ -440,69 +440,69 @@ func (s *Server) renderBookingDetail(c echo.Context, status int, id int64, actio
 		returned := schedule.CardSeconds(b.CardCount, *b.EndedAt, b.EndAt)
 		d.ReturnedHours, d.ReturnedFen = schedule.CardHours(returned), schedule.CostFen(returned, b.PriceFen)
 	}
-	if err := s.bookingUsage(c, &d); err != nil {
+	if err := a.bookingUsage(c, &d); err != nil {
 		return err
 	}
 	if extend.Value("end") == "" && len(extend.Errors) == 0 {
-		extend.Values["end"] = request.LocalValue(b.EndAt.Add(time.Hour), s.cfg.TZ)
+		extend.Values["end"] = request.LocalValue(b.EndAt.Add(time.Hour), a.cfg.TZ)
 	}
-	return response.Render(c, status, web.BookingDetailPage(s.pages.Page(c, "bkdetail.page", "booking"), d, extend))
+	return response.Render(c, status, web.BookingDetailPage(a.pages.Page(c, "bkdetail.page", "booking"), d, extend))
 }
 
 // bookingActionFailed shows the booking again with why a release, cancel or
 // approval was refused; other errors go to the error handler.
-func (s *Server) bookingActionFailed(c echo.Context, id int64, err error) error {
+func (a *Area) bookingActionFailed(c echo.Context, id int64, err error) error {
 	if msg, ok := response.Refusal(request.Lang(c), err); ok {
-		return s.renderBookingDetail(c, response.StatusOf(err), id, msg, web.NewForm())
+		return a.renderBookingDetail(c, response.StatusOf(err), id, msg, web.NewForm())
 	}
 	return err
 }
 
-func (s *Server) releaseBookingForm(c echo.Context) error {
+func (a *Area) releaseBookingForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	res, err := s.store.ReleaseBooking(c.Request().Context(), id)
+	res, err := a.store.ReleaseBooking(c.Request().Context(), id)
 	if err != nil {
-		return s.bookingActionFailed(c, id, err)
+		return a.bookingActionFailed(c, id, err)
 	}
 	msg := web.T(request.Lang(c), "bkflash.released", id, strconv.FormatFloat(schedule.CardHours(res.ReturnedCardSeconds), 'f', 1, 64),
 		"¥"+money.Fen(res.ReturnedFen).Yuan())
-	return s.pages.RedirectWithFlash(c, bookingPath(id), msg)
+	return a.pages.RedirectWithFlash(c, bookingPath(id), msg)
 }
 
-func (s *Server) cancelBookingForm(c echo.Context) error {
+func (a *Area) cancelBookingForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.CancelBooking(c.Request().Context(), id); err != nil {
-		return s.bookingActionFailed(c, id, err)
+	if _, err := a.store.CancelBooking(c.Request().Context(), id); err != nil {
+		return a.bookingActionFailed(c, id, err)
 	}
-	return s.pages.RedirectWithFlash(c, bookingPath(id), web.T(request.Lang(c), "bkflash.cancelled", id))
+	return a.pages.RedirectWithFlash(c, bookingPath(id), web.T(request.Lang(c), "bkflash.cancelled", id))
 }
 
-func (s *Server) approveBookingForm(c echo.Context) error {
+func (a *Area) approveBookingForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	res, err := s.store.ApproveBooking(c.Request().Context(), id)
+	res, err := a.store.ApproveBooking(c.Request().Context(), id)
 	if err != nil {
-		return s.bookingActionFailed(c, id, err)
+		return a.bookingActionFailed(c, id, err)
 	}
 	lang := request.Lang(c)
 	msg := web.T(lang, "bkflash.approved_placed", id, len(res.Cards))
 	if res.Booking.State == store.BookingPending {
 		msg = web.T(lang, "bkflash.approved_waiting", id, web.T(lang, "bkwait."+res.Booking.WaitReason))
 	}
-	return s.pages.RedirectWithFlash(c, bookingPath(id), msg)
+	return a.pages.RedirectWithFlash(c, bookingPath(id), msg)
 }
 
 // extendBookingForm moves the end later; the new end is read in the
 // portal's zone.
-func (s *Server) extendBookingForm(c echo.Context) error {
+func (a *Area) extendBookingForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -511,29 +511,29 @@ func (s *Server) extendBookingForm(c echo.Context) error {
 	const op = "server.extendBookingForm"
 	raw := strings.TrimSpace(f.Value("end"))
 	var end time.Time
-	switch t, ok := request.ParseLocal(raw, s.cfg.TZ); {
+	switch t, ok := request.ParseLocal(raw, a.cfg.TZ); {
 	case raw == "":
 		err = &errs.Error{Code: errs.Invalid, Op: op, Key: "booking.end_required", Fields: map[string]string{"end": "booking.end_required"}}
 	case !ok:
 		err = &errs.Error{Code: errs.Invalid, Op: op, Key: "bkform.time_invalid", Fields: map[string]string{"end": "bkform.time_invalid"}}
 	default:
 		end = t
-		_, err = s.store.ExtendBooking(c.Request().Context(), id, end)
+		_, err = a.store.ExtendBooking(c.Request().Context(), id, end)
 	}
 	if err == nil {
-		return s.pages.RedirectWithFlash(c, bookingPath(id), web.T(request.Lang(c), "bkflash.extended", id, end.In(s.cfg.TZ).Format("2006-01-02 15:04")))
+		return a.pages.RedirectWithFlash(c, bookingPath(id), web.T(request.Lang(c), "bkflash.extended", id, end.In(a.cfg.TZ).Format("2006-01-02 15:04")))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderBookingDetail(c, response.StatusOf(err), id, "", f)
+	return a.renderBookingDetail(c, response.StatusOf(err), id, "", f)
 }
 
 // bookingUsage adds what telemetry saw of the booking: busy against idle
 // card-hours, and the alerts raised on its cards.
-func (s *Server) bookingUsage(c echo.Context, d *web.BookingDetailProps) error {
+func (a *Area) bookingUsage(c echo.Context, d *web.BookingDetailProps) error {
 	ctx := c.Request().Context()
-	u, err := s.store.FindBookingUsage(ctx, d.B.ID)
+	u, err := a.store.FindBookingUsage(ctx, d.B.ID)
 	if err != nil {
 		return err
 	}
@@ -541,11 +541,11 @@ func (s *Server) bookingUsage(c echo.Context, d *web.BookingDetailProps) error {
 		d.Usage = &web.BookingUsageRow{SampledHours: u.SampledSeconds / 3600, BusyHours: u.BusySeconds / 3600,
 			IdleHours: u.IdleSeconds / 3600, HeldIdleHours: u.HeldIdleSeconds / 3600, UsedPct: int(u.UsedShare()*100 + 0.5)}
 	}
-	alerts, err := s.store.FindBookingAlerts(ctx, d.B.ID)
+	alerts, err := a.store.FindBookingAlerts(ctx, d.B.ID)
 	if err != nil {
 		return err
 	}
-	p := s.pages.Base(c)
+	p := a.pages.Base(c)
 	for _, a := range alerts {
 		row := web.BookingAlertRow{Kind: a.Kind, Card: fmt.Sprintf("%s #%d", a.HostName, a.GPUIndex), Started: p.Time(a.StartedAt), Open: a.EndedAt == nil}
 		if a.EndedAt != nil {

@@ -1,4 +1,4 @@
-package server
+package booking
 
 import (
 	"net/http"
@@ -32,18 +32,18 @@ func taskItem(t store.Task, u store.TaskUsage, teamName string) web.TaskItem {
 }
 
 // tasksPage lists the tasks of the viewer's teams (every team for admins).
-func (s *Server) tasksPage(c echo.Context) error {
+func (a *Area) tasksPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := request.User(c)
 	f := store.TaskFilter{}
 	if u.Role != store.RoleAdmin {
-		ids, err := s.store.TeamIDsOf(ctx, u.ID)
+		ids, err := a.store.TeamIDsOf(ctx, u.ID)
 		if err != nil {
 			return err
 		}
 		f.TeamIDs = ids
 	}
-	tasks, err := s.store.FindTasks(ctx, f)
+	tasks, err := a.store.FindTasks(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -51,11 +51,11 @@ func (s *Server) tasksPage(c echo.Context) error {
 	for i, t := range tasks {
 		ids[i] = t.ID
 	}
-	usage, err := s.store.FindTaskUsage(ctx, ids)
+	usage, err := a.store.FindTaskUsage(ctx, ids)
 	if err != nil {
 		return err
 	}
-	teams, err := s.store.TeamNames(c.Request().Context())
+	teams, err := a.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -63,21 +63,21 @@ func (s *Server) tasksPage(c echo.Context) error {
 	for _, t := range tasks {
 		props.Rows = append(props.Rows, taskItem(t, usage[t.ID], teams[t.TeamID]))
 	}
-	return response.Render(c, http.StatusOK, web.TasksPage(s.pages.Page(c, "tasks.title", "booking"), props))
+	return response.Render(c, http.StatusOK, web.TasksPage(a.pages.Page(c, "tasks.title", "booking"), props))
 }
 
 // taskFormProps fills the choices of the task form: teams the user may book
 // for, the classes, readiness values, precisions, images and card types.
-func (s *Server) taskFormProps(c echo.Context, id int64, teamName string) (web.TaskFormProps, error) {
+func (a *Area) taskFormProps(c echo.Context, id int64, teamName string) (web.TaskFormProps, error) {
 	ctx := c.Request().Context()
 	lang := request.Lang(c)
 	props := web.TaskFormProps{ID: id, TeamName: teamName}
 	if id == 0 {
-		bookable, err := s.store.BookableTeamIDs(ctx, request.User(c))
+		bookable, err := a.store.BookableTeamIDs(ctx, request.User(c))
 		if err != nil {
 			return props, err
 		}
-		teams, err := s.store.FindTeams(ctx)
+		teams, err := a.store.FindTeams(ctx)
 		if err != nil {
 			return props, err
 		}
@@ -96,14 +96,14 @@ func (s *Server) taskFormProps(c echo.Context, id int64, teamName string) (web.T
 	for _, p := range store.TaskPrecisions {
 		props.Precisions = append(props.Precisions, web.Option{Value: p, Label: p})
 	}
-	images, err := s.store.FindImages(ctx)
+	images, err := a.store.FindImages(ctx)
 	if err != nil {
 		return props, err
 	}
 	for _, im := range images {
 		props.Images = append(props.Images, web.Option{Value: web.I64(im.ID), Label: im.Name})
 	}
-	types, err := s.store.FindCardTypes(ctx)
+	types, err := a.store.FindCardTypes(ctx)
 	if err != nil {
 		return props, err
 	}
@@ -126,7 +126,7 @@ func taskFormOf(c echo.Context) web.Form {
 
 // taskFromForm parses the form; numbers and times that do not parse are
 // reported next to their inputs, the rest is the store's to check.
-func (s *Server) taskFromForm(f web.Form) (store.TaskInput, error) {
+func (a *Area) taskFromForm(f web.Form) (store.TaskInput, error) {
 	v := errs.NewValidation("server.taskFromForm")
 	in := store.TaskInput{Name: f.Value("name"), Priority: f.Value("priority"), DataReadiness: f.Value("data_readiness"),
 		Precision: strings.TrimSpace(f.Value("precision")), Notes: f.Value("notes")}
@@ -138,7 +138,7 @@ func (s *Server) taskFromForm(f web.Form) (store.TaskInput, error) {
 		in.VRAMGiB = x
 	}
 	if raw := strings.TrimSpace(f.Value("data_ready_at")); raw != "" {
-		if t, ok := request.ParseLocal(raw, s.cfg.TZ); ok {
+		if t, ok := request.ParseLocal(raw, a.cfg.TZ); ok {
 			in.DataReadyAt = &t
 		} else {
 			v.Add("data_ready_at", "bkform.time_invalid")
@@ -166,7 +166,7 @@ func (s *Server) taskFromForm(f web.Form) (store.TaskInput, error) {
 }
 
 // taskForm fills the form from a stored task.
-func (s *Server) taskForm(t *store.Task) web.Form {
+func (a *Area) taskForm(t *store.Task) web.Form {
 	f := web.NewForm()
 	f.Values["team_id"] = web.I64(t.TeamID)
 	f.Values["name"] = t.Name
@@ -174,7 +174,7 @@ func (s *Server) taskForm(t *store.Task) web.Form {
 	f.Values["estimate_card_hours"] = strconv.FormatFloat(t.EstimateCardHours(), 'f', -1, 64)
 	f.Values["data_readiness"] = t.DataReadiness
 	if t.DataReadyAt != nil {
-		f.Values["data_ready_at"] = request.LocalValue(*t.DataReadyAt, s.cfg.TZ)
+		f.Values["data_ready_at"] = request.LocalValue(*t.DataReadyAt, a.cfg.TZ)
 	}
 	if t.VRAMGiB > 0 {
 		f.Values["vram_gib"] = strconv.FormatFloat(t.VRAMGiB, 'f', -1, 64)
@@ -194,7 +194,7 @@ func (s *Server) taskForm(t *store.Task) web.Form {
 
 // newTaskPage shows the empty task form; ?vram_gib= and ?precision= come
 // from the estimator's "use for a new task".
-func (s *Server) newTaskPage(c echo.Context) error {
+func (a *Area) newTaskPage(c echo.Context) error {
 	f := web.NewForm()
 	f.Values["priority"] = schedule.Normal
 	f.Values["data_readiness"] = schedule.DataReady
@@ -206,11 +206,11 @@ func (s *Server) newTaskPage(c echo.Context) error {
 	if p := c.QueryParam("precision"); slices.Contains(store.TaskPrecisions, p) {
 		f.Values["precision"] = p
 	}
-	return s.renderTaskForm(c, http.StatusOK, 0, "", f)
+	return a.renderTaskForm(c, http.StatusOK, 0, "", f)
 }
 
-func (s *Server) renderTaskForm(c echo.Context, status int, id int64, teamName string, f web.Form) error {
-	props, err := s.taskFormProps(c, id, teamName)
+func (a *Area) renderTaskForm(c echo.Context, status int, id int64, teamName string, f web.Form) error {
+	props, err := a.taskFormProps(c, id, teamName)
 	if err != nil {
 		return err
 	}
@@ -221,43 +221,43 @@ func (s *Server) renderTaskForm(c echo.Context, status int, id int64, teamName s
 	if id != 0 {
 		title = "tasks.title"
 	}
-	return response.Render(c, status, web.TaskFormPage(s.pages.Page(c, title, "booking"), props, f))
+	return response.Render(c, status, web.TaskFormPage(a.pages.Page(c, title, "booking"), props, f))
 }
 
-func (s *Server) createTaskForm(c echo.Context) error {
+func (a *Area) createTaskForm(c echo.Context) error {
 	f := taskFormOf(c)
-	in, err := s.taskFromForm(f)
+	in, err := a.taskFromForm(f)
 	if err == nil {
 		var t *store.Task
-		if t, err = s.store.CreateTask(c.Request().Context(), in); err == nil {
-			return s.pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(request.Lang(c), "admin.created", t.Name))
+		if t, err = a.store.CreateTask(c.Request().Context(), in); err == nil {
+			return a.pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(request.Lang(c), "admin.created", t.Name))
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderTaskForm(c, response.StatusOf(err), 0, "", f)
+	return a.renderTaskForm(c, response.StatusOf(err), 0, "", f)
 }
 
 // taskDetail shows a task's baseline beside what was booked and used, and
 // its bookings. Any signed-in user may read it: the portal is transparent
 // about who uses the cards for what.
-func (s *Server) taskDetail(c echo.Context) error {
+func (a *Area) taskDetail(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
 	// The same rule as the API: a task is its team's (and admins') to see.
-	t, err := scope.Task(c, s.store, id)
+	t, err := scope.Task(c, a.store, id)
 	if err != nil {
 		return err
 	}
-	usage, err := s.store.FindTaskUsage(ctx, []int64{id})
+	usage, err := a.store.FindTaskUsage(ctx, []int64{id})
 	if err != nil {
 		return err
 	}
-	teams, err := s.store.TeamNames(c.Request().Context())
+	teams, err := a.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -266,13 +266,13 @@ func (s *Server) taskDetail(c echo.Context) error {
 		d.BookedPct = int(float64(usage[id].BookedCardSeconds)*100/float64(t.EstimateCardSeconds) + 0.5)
 	}
 	if t.ImageID != nil {
-		if im, err := s.store.FindImageByID(ctx, *t.ImageID); err == nil {
+		if im, err := a.store.FindImageByID(ctx, *t.ImageID); err == nil {
 			d.ImageName = im.Name
 		} else if !errs.Is(err, errs.NotFound) {
 			return err
 		}
 	}
-	types, err := s.store.FindCardTypes(ctx)
+	types, err := a.store.FindCardTypes(ctx)
 	if err != nil {
 		return err
 	}
@@ -281,52 +281,52 @@ func (s *Server) taskDetail(c echo.Context) error {
 			d.CardTypes = append(d.CardTypes, ct.Name)
 		}
 	}
-	bookings, err := s.store.FindBookings(ctx, store.BookingFilter{TaskID: id})
+	bookings, err := a.store.FindBookings(ctx, store.BookingFilter{TaskID: id})
 	if err != nil {
 		return err
 	}
 	for _, b := range bookings {
 		d.Bookings = append(d.Bookings, bookingItem(b))
 	}
-	if d.CanEdit, err = scope.MayPlan(c, s.store, t.TeamID); err != nil {
+	if d.CanEdit, err = scope.MayPlan(c, a.store, t.TeamID); err != nil {
 		return err
 	}
 	d.CanBook = d.CanEdit
-	return response.Render(c, http.StatusOK, web.TaskDetailPage(s.pages.Page(c, "tasks.title", "booking"), d))
+	return response.Render(c, http.StatusOK, web.TaskDetailPage(a.pages.Page(c, "tasks.title", "booking"), d))
 }
 
 // editableTask loads a task the user may change; others' tasks send them
 // back to the task page with the reason.
-func (s *Server) editableTask(c echo.Context) (*store.Task, bool, error) {
+func (a *Area) editableTask(c echo.Context) (*store.Task, bool, error) {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return nil, false, err
 	}
-	t, err := scope.Task(c, s.store, id)
+	t, err := scope.Task(c, a.store, id)
 	if err != nil {
 		return nil, false, err
 	}
-	ok, err := scope.MayPlan(c, s.store, t.TeamID)
+	ok, err := scope.MayPlan(c, a.store, t.TeamID)
 	return t, ok, err
 }
 
-func (s *Server) editTaskPage(c echo.Context) error {
-	t, ok, err := s.editableTask(c)
+func (a *Area) editTaskPage(c echo.Context) error {
+	t, ok, err := a.editableTask(c)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return s.pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(request.Lang(c), "tasks.edit_not_yours"))
+		return a.pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(request.Lang(c), "tasks.edit_not_yours"))
 	}
-	teams, err := s.store.TeamNames(c.Request().Context())
+	teams, err := a.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	return s.renderTaskForm(c, http.StatusOK, t.ID, teams[t.TeamID], s.taskForm(t))
+	return a.renderTaskForm(c, http.StatusOK, t.ID, teams[t.TeamID], a.taskForm(t))
 }
 
-func (s *Server) updateTaskForm(c echo.Context) error {
-	t, ok, err := s.editableTask(c)
+func (a *Area) updateTaskForm(c echo.Context) error {
+	t, ok, err := a.editableTask(c)
 	if err != nil {
 		return err
 	}
@@ -334,23 +334,23 @@ func (s *Server) updateTaskForm(c echo.Context) error {
 		return errs.E(errs.Forbidden, "server.updateTaskForm", "tasks.edit_not_yours")
 	}
 	f := taskFormOf(c)
-	in, err := s.taskFromForm(f)
+	in, err := a.taskFromForm(f)
 	if err == nil {
 		var saved *store.Task
-		if saved, err = s.store.UpdateTask(c.Request().Context(), t.ID, in); err == nil {
+		if saved, err = a.store.UpdateTask(c.Request().Context(), t.ID, in); err == nil {
 			msg := web.T(request.Lang(c), "admin.updated", saved.Name)
 			if t.DataReadiness != schedule.DataReady && saved.DataReadiness == schedule.DataReady {
 				msg += " " + web.T(request.Lang(c), "tasks.now_ready")
 			}
-			return s.pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), msg)
+			return a.pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), msg)
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	teams, terr := s.store.TeamNames(c.Request().Context())
+	teams, terr := a.store.TeamNames(c.Request().Context())
 	if terr != nil {
 		return terr
 	}
-	return s.renderTaskForm(c, response.StatusOf(err), t.ID, teams[t.TeamID], f)
+	return a.renderTaskForm(c, response.StatusOf(err), t.ID, teams[t.TeamID], f)
 }

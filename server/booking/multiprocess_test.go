@@ -1,4 +1,4 @@
-package server_test
+package booking_test
 
 import (
 	"bufio"
@@ -31,11 +31,11 @@ import (
 func TestTwoProcessesNeverDoubleBook(t *testing.T) {
 	t.Parallel()
 	if os.Getenv(storetest.EnvMySQL) == "" {
-		t.Skip("two-process booking test skipped: " + storetest.EnvMySQL + " is not set; run it with `bash scripts/testenv.sh go test -count=1 -run TestTwoProcesses ./server/`")
+		t.Skip("two-process booking test skipped: " + storetest.EnvMySQL + " is not set; run it with `bash scripts/testenv.sh go test -count=1 -run TestTwoProcesses ./server/booking/`")
 	}
 	bin := filepath.Join(t.TempDir(), "cardhour")
 	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = ".." // the module root
+	build.Dir = "../.." // the module root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -1,4 +1,4 @@
-package server_test
+package booking_test
 
 // Tests of the booking pages: tasks, the VRAM estimator, the booking form
 // with its preview, the booking page and its actions. They use the shared
@@ -17,6 +17,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"cardhour/schedule"
+	"cardhour/server/servertest"
 	"cardhour/store"
 	"cardhour/store/storetest"
 	"cardhour/web"
@@ -211,7 +212,7 @@ func TestTaskCreatedThroughTheFormIsListed(t *testing.T) {
 		t.Errorf("name message %q, want %q", got, bkpZH("field.required"))
 	}
 
-	foreign := cloneValues(v)
+	foreign := servertest.CloneValues(v)
 	foreign.Set("team_id", strconv.FormatInt(w.otherTeamID, 10))
 	foreign.Set("name", "偷偷建的任务")
 	r = c.PostForm("/tasks/new", foreign, true)
@@ -224,7 +225,7 @@ func TestTaskCreatedThroughTheFormIsListed(t *testing.T) {
 	}
 
 	// Editing: the readiness goes to ready; another team's task is refused.
-	edit := cloneValues(v)
+	edit := servertest.CloneValues(v)
 	edit.Set("data_readiness", "ready")
 	r = c.PostForm("/tasks/"+strconv.FormatInt(created.ID, 10)+"/edit", edit, true)
 	bkpWant(t, r, http.StatusSeeOther, "POST task edit")

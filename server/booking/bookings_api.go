@@ -1,4 +1,4 @@
-package server
+package booking
 
 import (
 	"net/http"
@@ -58,9 +58,9 @@ func toBookingJSON(v store.BookingView) bookingJSON {
 var bookingStates = []string{store.BookingPending, store.BookingConfirmed, store.BookingActive, store.BookingCompleted,
 	store.BookingReleased, store.BookingCancelled, store.BookingPreempted, store.BookingNoShow}
 
-func (s *Server) apiListBookings(c echo.Context) error {
+func (a *Area) apiListBookings(c echo.Context) error {
 	v := errs.NewValidation("server.apiListBookings")
-	teams, err := scope.Teams(c, s.store)
+	teams, err := scope.Teams(c, a.store)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (s *Server) apiListBookings(c echo.Context) error {
 	default:
 		v.Add("mine", "api.bool_invalid")
 	}
-	team, err := request.TeamID(c.Request().Context(), s.store, request.QueryRef(c, "team"), "team", v)
+	team, err := request.TeamID(c.Request().Context(), a.store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (s *Server) apiListBookings(c echo.Context) error {
 		}
 		f.TeamIDs = []int64{team}
 	}
-	if f.CardTypeID, err = request.CardTypeID(c.Request().Context(), s.store, request.QueryRef(c, "card_type"), "card_type", v); err != nil {
+	if f.CardTypeID, err = request.CardTypeID(c.Request().Context(), a.store, request.QueryRef(c, "card_type"), "card_type", v); err != nil {
 		return err
 	}
 	f.TaskID = int64(request.QueryInt(c, "task_id", 0, 1, 1<<31-1, "error.id", v))
@@ -105,7 +105,7 @@ func (s *Server) apiListBookings(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	views, err := s.store.FindBookings(c.Request().Context(), f)
+	views, err := a.store.FindBookings(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -116,19 +116,19 @@ func (s *Server) apiListBookings(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"bookings": out})
 }
 
-func (s *Server) apiGetBooking(c echo.Context) error {
+func (a *Area) apiGetBooking(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	b, err := scope.Booking(c, s.store, id)
+	b, err := scope.Booking(c, a.store, id)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, toBookingJSON(*b))
 }
 
-func (s *Server) apiCreateBooking(c echo.Context) error {
+func (a *Area) apiCreateBooking(c echo.Context) error {
 	var req bookingRequest
 	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
@@ -143,7 +143,7 @@ func (s *Server) apiCreateBooking(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	res, err := s.store.CreateBooking(ctx, in)
+	res, err := a.store.CreateBooking(ctx, in)
 	if err != nil {
 		return err
 	}
@@ -156,24 +156,24 @@ func (s *Server) apiCreateBooking(c echo.Context) error {
 }
 
 // bookingView answers a changed booking as GET would show it.
-func (s *Server) bookingView(c echo.Context, id int64) (bookingJSON, error) {
-	view, err := s.store.FindBookingByID(c.Request().Context(), id)
+func (a *Area) bookingView(c echo.Context, id int64) (bookingJSON, error) {
+	view, err := a.store.FindBookingByID(c.Request().Context(), id)
 	if err != nil {
 		return bookingJSON{}, err
 	}
 	return toBookingJSON(*view), nil
 }
 
-func (s *Server) apiReleaseBooking(c echo.Context) error {
+func (a *Area) apiReleaseBooking(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	res, err := s.store.ReleaseBooking(c.Request().Context(), id)
+	res, err := a.store.ReleaseBooking(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	b, err := s.bookingView(c, id)
+	b, err := a.bookingView(c, id)
 	if err != nil {
 		return err
 	}
@@ -181,22 +181,22 @@ func (s *Server) apiReleaseBooking(c echo.Context) error {
 		ReturnedFen: res.ReturnedFen, ReturnedYuan: money.Fen(res.ReturnedFen).Plain()})
 }
 
-func (s *Server) apiCancelBooking(c echo.Context) error {
+func (a *Area) apiCancelBooking(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.CancelBooking(c.Request().Context(), id); err != nil {
+	if _, err := a.store.CancelBooking(c.Request().Context(), id); err != nil {
 		return err
 	}
-	b, err := s.bookingView(c, id)
+	b, err := a.bookingView(c, id)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, b)
 }
 
-func (s *Server) apiExtendBooking(c echo.Context) error {
+func (a *Area) apiExtendBooking(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -213,25 +213,25 @@ func (s *Server) apiExtendBooking(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	if _, err := s.store.ExtendBooking(c.Request().Context(), id, end); err != nil {
+	if _, err := a.store.ExtendBooking(c.Request().Context(), id, end); err != nil {
 		return err
 	}
-	b, err := s.bookingView(c, id)
+	b, err := a.bookingView(c, id)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, b)
 }
 
-func (s *Server) apiApproveBooking(c echo.Context) error {
+func (a *Area) apiApproveBooking(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.ApproveBooking(c.Request().Context(), id); err != nil {
+	if _, err := a.store.ApproveBooking(c.Request().Context(), id); err != nil {
 		return err
 	}
-	b, err := s.bookingView(c, id)
+	b, err := a.bookingView(c, id)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package server
+package booking
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 // onto freed cards.
 const tickEvery = 10 * time.Second
 
-// runTicker calls store.Tick until ctx ends. Every process runs one; Tick is
+// Run calls store.Tick until ctx ends. Every process runs one; Tick is
 // idempotent and serialised per card type, so several processes agree.
-func (s *Server) runTicker(ctx context.Context) {
+func (a *Area) Run(ctx context.Context) {
 	t := time.NewTicker(tickEvery)
 	defer t.Stop()
 	for {
@@ -24,16 +24,16 @@ func (s *Server) runTicker(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		res, err := s.store.Tick(ctx)
+		res, err := a.store.Tick(ctx)
 		switch {
 		case err == nil:
 			if res != (store.TickResult{}) {
-				s.log.Debug("bookings ticked", "activated", res.Activated, "completed", res.Completed, "expired", res.Expired, "back_to_data", res.BackToData)
+				a.log.Debug("bookings ticked", "activated", res.Activated, "completed", res.Completed, "expired", res.Expired, "back_to_data", res.BackToData)
 			}
 		case errs.Is(err, errs.Unavailable):
-			s.log.Warn("booking tick skipped: database unavailable", "err", err)
+			a.log.Warn("booking tick skipped: database unavailable", "err", err)
 		default:
-			s.log.Error("booking tick failed", "err", err)
+			a.log.Error("booking tick failed", "err", err)
 		}
 	}
 }

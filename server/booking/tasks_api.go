@@ -1,4 +1,4 @@
-package server
+package booking
 
 import (
 	"net/http"
@@ -32,19 +32,19 @@ type taskRequest struct {
 	Notes             string        `json:"notes"`
 }
 
-// taskFieldNames maps the store's field names to this API's.
+// taskFieldNames maps the store's field names to this API'a.
 var taskFieldNames = map[string]string{"team_id": "team", "card_type_ids": "card_types", "image_id": "image"}
 
 // taskInput resolves names and parses times. fixedTeam, when not 0, is the team
 // of the task being replaced, used when the body names none.
-func (s *Server) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (store.TaskInput, error) {
+func (a *Area) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (store.TaskInput, error) {
 	v := errs.NewValidation("server.taskInput")
 	in := store.TaskInput{
 		TeamID: r.TeamID, Name: r.Name, Priority: r.Priority, EstimateCardHours: r.EstimateCardHours,
 		DataReadiness: r.DataReadiness, VRAMGiB: r.VRAMGiB, Precision: r.Precision,
 		CardTypeIDs: r.CardTypeIDs, ImageID: r.ImageID, Notes: r.Notes,
 	}
-	team, err := request.TeamID(c.Request().Context(), s.store, r.Team, "team", v)
+	team, err := request.TeamID(c.Request().Context(), a.store, r.Team, "team", v)
 	if err != nil {
 		return in, err
 	}
@@ -61,7 +61,7 @@ func (s *Server) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (stor
 		v.Add("team", "task.team_required")
 	}
 	for _, ct := range r.CardTypes {
-		id, err := request.CardTypeID(c.Request().Context(), s.store, ct, "card_types", v)
+		id, err := request.CardTypeID(c.Request().Context(), a.store, ct, "card_types", v)
 		if err != nil {
 			return in, err
 		}
@@ -69,7 +69,7 @@ func (s *Server) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (stor
 			in.CardTypeIDs = append(in.CardTypeIDs, id)
 		}
 	}
-	img, err := request.ImageID(c.Request().Context(), s.store, r.Image, "image", v)
+	img, err := request.ImageID(c.Request().Context(), a.store, r.Image, "image", v)
 	if err != nil {
 		return in, err
 	}
@@ -86,7 +86,7 @@ func (s *Server) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (stor
 		return in, err
 	}
 	// Only teams the user may book for: a task is the start of a booking.
-	teams, err := s.store.BookableTeamIDs(c.Request().Context(), request.User(c))
+	teams, err := a.store.BookableTeamIDs(c.Request().Context(), request.User(c))
 	if err != nil {
 		return in, err
 	}
@@ -141,14 +141,14 @@ func toTaskUsageJSON(t store.Task, u store.TaskUsage) taskUsageJSON {
 	}
 }
 
-func (s *Server) apiListTasks(c echo.Context) error {
+func (a *Area) apiListTasks(c echo.Context) error {
 	v := errs.NewValidation("server.apiListTasks")
-	teams, err := scope.Teams(c, s.store)
+	teams, err := scope.Teams(c, a.store)
 	if err != nil {
 		return err
 	}
 	f := store.TaskFilter{TeamIDs: teams}
-	team, err := request.TeamID(c.Request().Context(), s.store, request.QueryRef(c, "team"), "team", v)
+	team, err := request.TeamID(c.Request().Context(), a.store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (s *Server) apiListTasks(c echo.Context) error {
 		return err
 	}
 	f.TeamID = team
-	tasks, err := s.store.FindTasks(c.Request().Context(), f)
+	tasks, err := a.store.FindTasks(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -167,44 +167,44 @@ func (s *Server) apiListTasks(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"tasks": out})
 }
 
-func (s *Server) apiGetTask(c echo.Context) error {
+func (a *Area) apiGetTask(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	t, err := scope.Task(c, s.store, id)
+	t, err := scope.Task(c, a.store, id)
 	if err != nil {
 		return err
 	}
-	usage, err := s.store.FindTaskUsage(c.Request().Context(), []int64{t.ID})
+	usage, err := a.store.FindTaskUsage(c.Request().Context(), []int64{t.ID})
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, taskDetailJSON{taskJSON: toTaskJSON(*t), Usage: toTaskUsageJSON(*t, usage[t.ID])})
 }
 
-func (s *Server) apiCreateTask(c echo.Context) error {
+func (a *Area) apiCreateTask(c echo.Context) error {
 	var req taskRequest
 	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
-	in, err := s.taskInput(c, req, 0)
+	in, err := a.taskInput(c, req, 0)
 	if err != nil {
 		return err
 	}
-	t, err := s.store.CreateTask(c.Request().Context(), in)
+	t, err := a.store.CreateTask(c.Request().Context(), in)
 	if err != nil {
 		return request.RenameFields(err, taskFieldNames)
 	}
 	return c.JSON(http.StatusCreated, toTaskJSON(*t))
 }
 
-func (s *Server) apiUpdateTask(c echo.Context) error {
+func (a *Area) apiUpdateTask(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	current, err := scope.Task(c, s.store, id)
+	current, err := scope.Task(c, a.store, id)
 	if err != nil {
 		return err
 	}
@@ -212,11 +212,11 @@ func (s *Server) apiUpdateTask(c echo.Context) error {
 	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
-	in, err := s.taskInput(c, req, current.TeamID)
+	in, err := a.taskInput(c, req, current.TeamID)
 	if err != nil {
 		return err
 	}
-	t, err := s.store.UpdateTask(c.Request().Context(), id, in)
+	t, err := a.store.UpdateTask(c.Request().Context(), id, in)
 	if err != nil {
 		return request.RenameFields(err, taskFieldNames)
 	}

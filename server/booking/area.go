@@ -1,0 +1,28 @@
+// Package booking is the area of taking cards (按需取用，用完早释放):
+// task baselines (priority, card-hour estimate, data readiness, VRAM and
+// precision), the VRAM estimator that picks the card type, bookings now or
+// ahead with their preview, release, cancel, extend and approval, the
+// booking home with its notices, and the loop that moves bookings along
+// with the clock.
+package booking
+
+import (
+	"log/slog"
+
+	"cardhour/config"
+	"cardhour/server/response"
+	"cardhour/store"
+)
+
+// Area serves tasks, the estimator and bookings.
+type Area struct {
+	store *store.Store
+	cfg   config.Config
+	log   *slog.Logger
+	pages *response.Pages
+}
+
+// New builds the area.
+func New(st *store.Store, cfg config.Config, log *slog.Logger, pages *response.Pages) *Area {
+	return &Area{store: st, cfg: cfg, log: log, pages: pages}
+}
