@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"cardhour/config"
+	"cardhour/server/account"
+	"cardhour/server/admin"
 	"cardhour/server/board"
 	"cardhour/server/booking"
 	"cardhour/server/files"
@@ -41,13 +43,13 @@ type Server struct {
 	routes  []route.Route
 	openapi []byte
 
+	account  *account.Area
+	admin    *admin.Area
 	booking  *booking.Area
 	ledger   *ledger.Area
 	planning *planning.Area
-
-	limiter *loginLimiter
-	board   *board.Area
-	files   *files.Area
+	board    *board.Area
+	files    *files.Area
 }
 
 // New builds the server and its route table. A table that breaks its own
@@ -62,12 +64,13 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 		echo:    echo.New(),
 		version: version,
 		pages:   response.NewPages(cfg, version),
-		limiter: newLoginLimiter(10, 15*time.Minute),
 	}
 	s.metrics = newMetrics(prometheus.NewRegistry(), st)
 	s.board = board.New(st, cfg, log, s.pages, s.metrics.registry)
 	s.files = files.New(st, cfg, log, s.pages)
 	s.ledger = ledger.New(st, cfg, log, s.pages)
+	s.account = account.New(st, cfg, s.pages)
+	s.admin = admin.New(st, cfg, s.pages)
 	s.planning = planning.New(st, cfg, s.pages)
 	s.booking = booking.New(st, cfg, log, s.pages)
 	s.echo.HideBanner = true

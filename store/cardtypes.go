@@ -48,6 +48,27 @@ func (c CardType) TFLOPS(p string) float64 {
 	return 0
 }
 
+// TFLOPSByPrecision is the card's dense TFLOPS at every precision, for
+// tables that show them side by side.
+func (c CardType) TFLOPSByPrecision() map[string]float64 {
+	out := make(map[string]float64, len(Precisions))
+	for _, p := range Precisions {
+		out[p] = c.TFLOPS(p)
+	}
+	return out
+}
+
+// CardsPerType counts the cards of each type that are not retired.
+func CardsPerType(cards []CardView) map[int64]int {
+	n := map[int64]int{}
+	for _, cd := range cards {
+		if cd.Status != CardRetired {
+			n[cd.CardTypeID]++
+		}
+	}
+	return n
+}
+
 // CardTypeInput creates or replaces a card type.
 type CardTypeInput struct {
 	Name       string  `json:"name"`

@@ -546,10 +546,10 @@ func (a *Area) bookingUsage(c echo.Context, d *web.BookingDetailProps) error {
 		return err
 	}
 	p := a.pages.Base(c)
-	for _, a := range alerts {
-		row := web.BookingAlertRow{Kind: a.Kind, Card: fmt.Sprintf("%s #%d", a.HostName, a.GPUIndex), Started: p.Time(a.StartedAt), Open: a.EndedAt == nil}
-		if a.EndedAt != nil {
-			row.Ended = p.Time(*a.EndedAt)
+	for _, al := range alerts {
+		row := web.BookingAlertRow{Kind: al.Kind, Card: fmt.Sprintf("%s #%d", al.HostName, al.GPUIndex), Started: p.Time(al.StartedAt), Open: al.EndedAt == nil}
+		if al.EndedAt != nil {
+			row.Ended = p.Time(*al.EndedAt)
 		} else {
 			row.Ended = p.T("bkusage.ongoing")
 		}

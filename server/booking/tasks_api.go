@@ -32,7 +32,7 @@ type taskRequest struct {
 	Notes             string        `json:"notes"`
 }
 
-// taskFieldNames maps the store's field names to this API'a.
+// taskFieldNames maps the store's field names to this API's.
 var taskFieldNames = map[string]string{"team_id": "team", "card_type_ids": "card_types", "image_id": "image"}
 
 // taskInput resolves names and parses times. fixedTeam, when not 0, is the team

@@ -16,7 +16,7 @@ import (
 // for a file with 1,000 versions, through the whole handler stack (token
 // auth, permission check, query, JSON), on SQLite and on MariaDB:
 //
-//	bash scripts/testenv.sh go test -run '^$' -bench ListFileVersions -count 5 ./server/
+//	bash scripts/testenv.sh go test -run '^$' -bench ListFileVersions -count 5 ./server/files/
 func BenchmarkListFileVersions1000(b *testing.B) {
 	for _, dialect := range storetest.AllDialects {
 		b.Run(dialect, func(b *testing.B) {

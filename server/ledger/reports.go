@@ -55,7 +55,7 @@ func (a *Area) reportsIndex(c echo.Context) error {
 }
 
 // pageScope is a report page's scope narrowed by ?team=, that team's name,
-// and the first problem: the period's (given) or the team'a.
+// and the first problem: the period's (given) or the team's.
 func (a *Area) pageScope(c echo.Context, problem string) (store.ReportScope, string, string, error) {
 	sc, err := a.reportScope(c)
 	if err != nil {

@@ -44,9 +44,9 @@ func (a *Area) apiAvailability(c echo.Context) error {
 		return err
 	}
 	out := availabilityJSON{From: from.UTC().Truncate(time.Hour), Hours: hours, CardTypes: make([]store.Availability, 0, len(all))}
-	for _, a := range all {
-		if typeID == 0 || a.CardTypeID == typeID {
-			out.CardTypes = append(out.CardTypes, a)
+	for _, ct := range all {
+		if typeID == 0 || ct.CardTypeID == typeID {
+			out.CardTypes = append(out.CardTypes, ct)
 		}
 	}
 	if typeID != 0 && len(out.CardTypes) == 0 {

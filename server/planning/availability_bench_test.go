@@ -17,7 +17,7 @@ import (
 // 14 days: the computation (store.FindAvailability) and the render, as the
 // JSON API and as the HTML page. The target is a median ≤ 50 ms.
 //
-//	go test -run '^$' -bench BenchmarkAvailability -count 5 ./server/
+//	go test -run '^$' -bench BenchmarkAvailability -count 5 ./server/planning/
 func BenchmarkAvailability(b *testing.B) {
 	e := newEnv(b, envOptions{})
 	ctx := e.AdminCtx()

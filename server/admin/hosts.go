@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"net/http"
@@ -15,8 +15,8 @@ var hostFields = []string{"name", "zone"}
 
 // hostCards counts every card of each host, retired ones too: any of them
 // keeps the host from being deleted.
-func (s *Server) hostCards(c echo.Context) (map[int64]int, error) {
-	cards, err := s.store.FindCards(c.Request().Context(), store.CardFilter{})
+func (a *Area) hostCards(c echo.Context) (map[int64]int, error) {
+	cards, err := a.store.FindCards(c.Request().Context(), store.CardFilter{})
 	if err != nil {
 		return nil, err
 	}
@@ -27,12 +27,12 @@ func (s *Server) hostCards(c echo.Context) (map[int64]int, error) {
 	return n, nil
 }
 
-func (s *Server) hostRows(c echo.Context) ([]web.HostRow, error) {
-	hosts, err := s.store.FindHosts(c.Request().Context())
+func (a *Area) hostRows(c echo.Context) ([]web.HostRow, error) {
+	hosts, err := a.store.FindHosts(c.Request().Context())
 	if err != nil {
 		return nil, err
 	}
-	counts, err := s.hostCards(c)
+	counts, err := a.hostCards(c)
 	if err != nil {
 		return nil, err
 	}
@@ -54,74 +54,74 @@ func hostForm(h *store.Host) web.Form {
 	return f
 }
 
-func (s *Server) hostsPage(c echo.Context) error {
-	return s.renderHosts(c, http.StatusOK, web.NewForm(), "")
+func (a *Area) hostsPage(c echo.Context) error {
+	return a.renderHosts(c, http.StatusOK, web.NewForm(), "")
 }
 
-func (s *Server) renderHosts(c echo.Context, status int, f web.Form, listErr string) error {
-	rows, err := s.hostRows(c)
+func (a *Area) renderHosts(c echo.Context, status int, f web.Form, listErr string) error {
+	rows, err := a.hostRows(c)
 	if err != nil {
 		return err
 	}
-	return response.Render(c, status, web.HostsPage(s.pages.Page(c, "admin.hosts", "admin"), rows, f, listErr))
+	return response.Render(c, status, web.HostsPage(a.pages.Page(c, "admin.hosts", "admin"), rows, f, listErr))
 }
 
-func (s *Server) createHostForm(c echo.Context) error {
+func (a *Area) createHostForm(c echo.Context) error {
 	f := request.Form(c, hostFields...)
-	h, err := s.store.CreateHost(c.Request().Context(), hostFromForm(f))
+	h, err := a.store.CreateHost(c.Request().Context(), hostFromForm(f))
 	if err == nil {
-		return s.pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.created", h.Name))
+		return a.pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.created", h.Name))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderHosts(c, response.StatusOf(err), f, "")
+	return a.renderHosts(c, response.StatusOf(err), f, "")
 }
 
-func (s *Server) editHostPage(c echo.Context) error {
+func (a *Area) editHostPage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	h, err := s.store.FindHostByID(c.Request().Context(), id)
+	h, err := a.store.FindHostByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	return response.Render(c, http.StatusOK, web.HostEditPage(s.pages.Page(c, "admin.hosts", "admin"), id, hostForm(h)))
+	return response.Render(c, http.StatusOK, web.HostEditPage(a.pages.Page(c, "admin.hosts", "admin"), id, hostForm(h)))
 }
 
-func (s *Server) updateHostForm(c echo.Context) error {
+func (a *Area) updateHostForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	f := request.Form(c, hostFields...)
-	h, err := s.store.UpdateHost(c.Request().Context(), id, hostFromForm(f))
+	h, err := a.store.UpdateHost(c.Request().Context(), id, hostFromForm(f))
 	if err == nil {
-		return s.pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.updated", h.Name))
+		return a.pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.updated", h.Name))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return response.Render(c, response.StatusOf(err), web.HostEditPage(s.pages.Page(c, "admin.hosts", "admin"), id, f))
+	return response.Render(c, response.StatusOf(err), web.HostEditPage(a.pages.Page(c, "admin.hosts", "admin"), id, f))
 }
 
-func (s *Server) deleteHostForm(c echo.Context) error {
+func (a *Area) deleteHostForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	h, err := s.store.FindHostByID(c.Request().Context(), id)
+	h, err := a.store.FindHostByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteHost(c.Request().Context(), id); err != nil {
+	if err := a.store.DeleteHost(c.Request().Context(), id); err != nil {
 		if msg, ok := response.Refusal(request.Lang(c), err); ok {
-			return s.renderHosts(c, response.StatusOf(err), web.NewForm(), msg)
+			return a.renderHosts(c, response.StatusOf(err), web.NewForm(), msg)
 		}
 		return err
 	}
-	return s.pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.deleted", h.Name))
+	return a.pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.deleted", h.Name))
 }
 
 // hostJSON is a host in the API with the number of cards it carries.
@@ -130,12 +130,12 @@ type hostJSON struct {
 	Cards int `json:"cards"`
 }
 
-func (s *Server) apiListHosts(c echo.Context) error {
-	hosts, err := s.store.FindHosts(c.Request().Context())
+func (a *Area) apiListHosts(c echo.Context) error {
+	hosts, err := a.store.FindHosts(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	counts, err := s.hostCards(c)
+	counts, err := a.hostCards(c)
 	if err != nil {
 		return err
 	}
@@ -146,35 +146,35 @@ func (s *Server) apiListHosts(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"hosts": out})
 }
 
-func (s *Server) apiGetHost(c echo.Context) error {
+func (a *Area) apiGetHost(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	h, err := s.store.FindHostByID(c.Request().Context(), id)
+	h, err := a.store.FindHostByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	cards, err := s.store.FindCards(c.Request().Context(), store.CardFilter{HostID: id})
+	cards, err := a.store.FindCards(c.Request().Context(), store.CardFilter{HostID: id})
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, hostJSON{Host: *h, Cards: len(cards)})
 }
 
-func (s *Server) apiCreateHost(c echo.Context) error {
+func (a *Area) apiCreateHost(c echo.Context) error {
 	var in store.HostInput
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	h, err := s.store.CreateHost(c.Request().Context(), in)
+	h, err := a.store.CreateHost(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, hostJSON{Host: *h})
 }
 
-func (s *Server) apiUpdateHost(c echo.Context) error {
+func (a *Area) apiUpdateHost(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -183,23 +183,23 @@ func (s *Server) apiUpdateHost(c echo.Context) error {
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	h, err := s.store.UpdateHost(c.Request().Context(), id, in)
+	h, err := a.store.UpdateHost(c.Request().Context(), id, in)
 	if err != nil {
 		return err
 	}
-	cards, err := s.store.FindCards(c.Request().Context(), store.CardFilter{HostID: id})
+	cards, err := a.store.FindCards(c.Request().Context(), store.CardFilter{HostID: id})
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, hostJSON{Host: *h, Cards: len(cards)})
 }
 
-func (s *Server) apiDeleteHost(c echo.Context) error {
+func (a *Area) apiDeleteHost(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteHost(c.Request().Context(), id); err != nil {
+	if err := a.store.DeleteHost(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

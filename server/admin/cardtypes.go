@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"net/http"
@@ -17,29 +17,20 @@ import (
 
 var cardTypeFields = []string{"name", "vram_gib", "price", "tflops_fp32", "tflops_tf32", "tflops_bf16", "tflops_fp16", "tflops_fp8", "tflops_int8"}
 
-func (s *Server) cardTypeRows(c echo.Context) ([]web.CardTypeRow, error) {
+func (a *Area) cardTypeRows(c echo.Context) ([]web.CardTypeRow, error) {
 	ctx := c.Request().Context()
-	types, err := s.store.FindCardTypes(ctx)
+	types, err := a.store.FindCardTypes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cards, err := s.store.FindCards(ctx, store.CardFilter{})
+	cards, err := a.store.FindCards(ctx, store.CardFilter{})
 	if err != nil {
 		return nil, err
 	}
-	perType := map[int64]int{}
-	for _, cd := range cards {
-		if cd.Status != store.CardRetired {
-			perType[cd.CardTypeID]++
-		}
-	}
+	perType := store.CardsPerType(cards)
 	rows := make([]web.CardTypeRow, 0, len(types))
 	for _, t := range types {
-		tf := map[string]float64{}
-		for _, p := range store.Precisions {
-			tf[p] = t.TFLOPS(p)
-		}
-		rows = append(rows, web.CardTypeRow{ID: t.ID, Name: t.Name, VRAMGiB: t.VRAMGiB, TFLOPS: tf, PriceFen: t.PriceFen, Cards: perType[t.ID]})
+		rows = append(rows, web.CardTypeRow{ID: t.ID, Name: t.Name, VRAMGiB: t.VRAMGiB, TFLOPS: t.TFLOPSByPrecision(), PriceFen: t.PriceFen, Cards: perType[t.ID]})
 	}
 	return rows, nil
 }
@@ -98,46 +89,46 @@ func cardTypeForm(t *store.CardType) web.Form {
 	return f
 }
 
-func (s *Server) cardTypesPage(c echo.Context) error {
-	return s.renderCardTypes(c, http.StatusOK, web.NewForm())
+func (a *Area) cardTypesPage(c echo.Context) error {
+	return a.renderCardTypes(c, http.StatusOK, web.NewForm())
 }
 
-func (s *Server) renderCardTypes(c echo.Context, status int, f web.Form) error {
-	rows, err := s.cardTypeRows(c)
+func (a *Area) renderCardTypes(c echo.Context, status int, f web.Form) error {
+	rows, err := a.cardTypeRows(c)
 	if err != nil {
 		return err
 	}
-	return response.Render(c, status, web.CardTypesPage(s.pages.Page(c, "admin.cardtypes", "admin"), rows, f))
+	return response.Render(c, status, web.CardTypesPage(a.pages.Page(c, "admin.cardtypes", "admin"), rows, f))
 }
 
-func (s *Server) createCardTypeForm(c echo.Context) error {
+func (a *Area) createCardTypeForm(c echo.Context) error {
 	f := request.Form(c, cardTypeFields...)
 	in, err := cardTypeFromForm(f)
 	if err == nil {
 		var t *store.CardType
-		if t, err = s.store.CreateCardType(c.Request().Context(), in); err == nil {
-			return s.pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.created", t.Name))
+		if t, err = a.store.CreateCardType(c.Request().Context(), in); err == nil {
+			return a.pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.created", t.Name))
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderCardTypes(c, response.StatusOf(err), f)
+	return a.renderCardTypes(c, response.StatusOf(err), f)
 }
 
-func (s *Server) editCardTypePage(c echo.Context) error {
+func (a *Area) editCardTypePage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	t, err := s.store.FindCardTypeByID(c.Request().Context(), id)
+	t, err := a.store.FindCardTypeByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	return response.Render(c, http.StatusOK, web.CardTypeEditPage(s.pages.Page(c, "admin.cardtypes", "admin"), id, cardTypeForm(t)))
+	return response.Render(c, http.StatusOK, web.CardTypeEditPage(a.pages.Page(c, "admin.cardtypes", "admin"), id, cardTypeForm(t)))
 }
 
-func (s *Server) updateCardTypeForm(c echo.Context) error {
+func (a *Area) updateCardTypeForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -146,29 +137,29 @@ func (s *Server) updateCardTypeForm(c echo.Context) error {
 	in, err := cardTypeFromForm(f)
 	if err == nil {
 		var t *store.CardType
-		if t, err = s.store.UpdateCardType(c.Request().Context(), id, in); err == nil {
-			return s.pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.updated", t.Name))
+		if t, err = a.store.UpdateCardType(c.Request().Context(), id, in); err == nil {
+			return a.pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.updated", t.Name))
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return response.Render(c, response.StatusOf(err), web.CardTypeEditPage(s.pages.Page(c, "admin.cardtypes", "admin"), id, f))
+	return response.Render(c, response.StatusOf(err), web.CardTypeEditPage(a.pages.Page(c, "admin.cardtypes", "admin"), id, f))
 }
 
-func (s *Server) deleteCardTypeForm(c echo.Context) error {
+func (a *Area) deleteCardTypeForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	t, err := s.store.FindCardTypeByID(c.Request().Context(), id)
+	t, err := a.store.FindCardTypeByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteCardType(c.Request().Context(), id); err != nil {
+	if err := a.store.DeleteCardType(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return s.pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.deleted", t.Name))
+	return a.pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.deleted", t.Name))
 }
 
 // cardTypeJSON is a card type in the API, with the price also in yuan for
@@ -200,8 +191,8 @@ func (r cardTypeRequest) input() (store.CardTypeInput, error) {
 	return in, nil
 }
 
-func (s *Server) apiListCardTypes(c echo.Context) error {
-	types, err := s.store.FindCardTypes(c.Request().Context())
+func (a *Area) apiListCardTypes(c echo.Context) error {
+	types, err := a.store.FindCardTypes(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -212,19 +203,19 @@ func (s *Server) apiListCardTypes(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"card_types": out})
 }
 
-func (s *Server) apiGetCardType(c echo.Context) error {
+func (a *Area) apiGetCardType(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	t, err := s.store.FindCardTypeByID(c.Request().Context(), id)
+	t, err := a.store.FindCardTypeByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, toCardTypeJSON(*t))
 }
 
-func (s *Server) apiCreateCardType(c echo.Context) error {
+func (a *Area) apiCreateCardType(c echo.Context) error {
 	var req cardTypeRequest
 	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
@@ -233,14 +224,14 @@ func (s *Server) apiCreateCardType(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.store.CreateCardType(c.Request().Context(), in)
+	t, err := a.store.CreateCardType(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, toCardTypeJSON(*t))
 }
 
-func (s *Server) apiUpdateCardType(c echo.Context) error {
+func (a *Area) apiUpdateCardType(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -253,38 +244,20 @@ func (s *Server) apiUpdateCardType(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.store.UpdateCardType(c.Request().Context(), id, in)
+	t, err := a.store.UpdateCardType(c.Request().Context(), id, in)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, toCardTypeJSON(*t))
 }
 
-func (s *Server) apiDeleteCardType(c echo.Context) error {
+func (a *Area) apiDeleteCardType(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteCardType(c.Request().Context(), id); err != nil {
+	if err := a.store.DeleteCardType(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
-}
-
-func (s *Server) apiMe(c echo.Context) error {
-	u := request.User(c)
-	ms, err := s.store.FindMemberships(c.Request().Context(), store.MembershipFilter{UserID: u.ID})
-	if err != nil {
-		return err
-	}
-	if ms == nil {
-		ms = []store.MembershipView{}
-	}
-	return c.JSON(http.StatusOK, meJSON{User: u, Memberships: ms})
-}
-
-// meJSON answers GET /api/v1/me.
-type meJSON struct {
-	User        *store.User            `json:"user"`
-	Memberships []store.MembershipView `json:"memberships"`
 }

@@ -1,4 +1,4 @@
-package server
+package account
 
 import (
 	"net/http"
@@ -26,62 +26,62 @@ func safeNext(next string) string {
 	return next
 }
 
-func (s *Server) loginPage(c echo.Context) error {
+func (a *Area) loginPage(c echo.Context) error {
 	if u := request.OptionalUser(c); u != nil {
 		return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
 	}
-	p := s.pages.Page(c, "login.title", "")
+	p := a.pages.Page(c, "login.title", "")
 	return response.Render(c, http.StatusOK, web.LoginPage(p, web.NewForm(), safeNext(c.QueryParam("next"))))
 }
 
-func (s *Server) login(c echo.Context) error {
+func (a *Area) login(c echo.Context) error {
 	username := strings.TrimSpace(c.FormValue("username"))
 	password := c.FormValue("password")
 	next := safeNext(c.FormValue("next"))
-	p := s.pages.Page(c, "login.title", "")
+	p := a.pages.Page(c, "login.title", "")
 	f := web.NewForm()
 	f.Values["username"] = username
 
 	key := strings.ToLower(username) + "|" + c.RealIP()
-	if wait := s.limiter.blocked(key); wait > 0 {
+	if wait := a.limiter.blocked(key); wait > 0 {
 		f.Error = p.T("auth.rate_limited", int(wait.Seconds())+1)
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
 		return response.Render(c, http.StatusTooManyRequests, web.LoginPage(p, f, next))
 	}
 	ctx := store.WithActor(c.Request().Context(), store.Actor{Username: username, IP: c.RealIP()})
-	u, err := s.store.Authenticate(ctx, username, password)
+	u, err := a.store.Authenticate(ctx, username, password)
 	if err != nil {
 		if !errs.Is(err, errs.Unauthorized) {
 			return err
 		}
-		s.limiter.fail(key)
-		_ = s.store.RecordEvent(ctx, "login_failed", "user", 0, username)
+		a.limiter.fail(key)
+		_ = a.store.RecordEvent(ctx, "login_failed", "user", 0, username)
 		f.Error = p.T("auth.bad_credentials")
 		return response.Render(c, http.StatusUnauthorized, web.LoginPage(p, f, next))
 	}
-	s.limiter.reset(key)
+	a.limiter.reset(key)
 	ctx = store.WithActor(ctx, store.Actor{UserID: u.ID, Username: u.Username, IP: c.RealIP()})
-	token, err := s.store.CreateSession(ctx, u.ID)
+	token, err := a.store.CreateSession(ctx, u.ID)
 	if err != nil {
 		return err
 	}
-	s.pages.SetSession(c, token)
+	a.pages.SetSession(c, token)
 	return c.Redirect(http.StatusSeeOther, next)
 }
 
-func (s *Server) logout(c echo.Context) error {
+func (a *Area) logout(c echo.Context) error {
 	if token, ok := request.SessionToken(c); ok {
-		if err := s.store.DeleteSession(c.Request().Context(), token); err != nil {
+		if err := a.store.DeleteSession(c.Request().Context(), token); err != nil {
 			return err
 		}
 	}
-	s.pages.ClearSession(c)
+	a.pages.ClearSession(c)
 	return c.Redirect(http.StatusSeeOther, "/login")
 }
 
 // switchLang stores the language choice in a cookie and goes back.
-func (s *Server) switchLang(c echo.Context) error {
-	lang := web.NormalizeLang(c.QueryParam("to"), s.cfg.Lang)
-	s.pages.SetLang(c, lang)
+func (a *Area) switchLang(c echo.Context) error {
+	lang := web.NormalizeLang(c.QueryParam("to"), a.cfg.Lang)
+	a.pages.SetLang(c, lang)
 	return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
 }

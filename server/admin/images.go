@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"net/http"
@@ -28,12 +28,12 @@ func imageForm(i *store.Image) web.Form {
 	return f
 }
 
-func (s *Server) imagesPage(c echo.Context) error {
-	return s.renderImages(c, http.StatusOK, web.NewForm(), "")
+func (a *Area) imagesPage(c echo.Context) error {
+	return a.renderImages(c, http.StatusOK, web.NewForm(), "")
 }
 
-func (s *Server) renderImages(c echo.Context, status int, f web.Form, listErr string) error {
-	images, err := s.store.FindImages(c.Request().Context())
+func (a *Area) renderImages(c echo.Context, status int, f web.Form, listErr string) error {
+	images, err := a.store.FindImages(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -42,69 +42,69 @@ func (s *Server) renderImages(c echo.Context, status int, f web.Form, listErr st
 		rows = append(rows, web.ImageRow{ID: i.ID, Name: i.Name, Reference: i.Reference, CUDAVersion: i.CUDAVersion,
 			Frameworks: i.Frameworks, Description: i.Description})
 	}
-	return response.Render(c, status, web.ImagesPage(s.pages.Page(c, "admin.images", "admin"), rows, f, listErr))
+	return response.Render(c, status, web.ImagesPage(a.pages.Page(c, "admin.images", "admin"), rows, f, listErr))
 }
 
-func (s *Server) createImageForm(c echo.Context) error {
+func (a *Area) createImageForm(c echo.Context) error {
 	f := request.Form(c, imageFields...)
-	i, err := s.store.CreateImage(c.Request().Context(), imageFromForm(f))
+	i, err := a.store.CreateImage(c.Request().Context(), imageFromForm(f))
 	if err == nil {
-		return s.pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.created", i.Name))
+		return a.pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.created", i.Name))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderImages(c, response.StatusOf(err), f, "")
+	return a.renderImages(c, response.StatusOf(err), f, "")
 }
 
-func (s *Server) editImagePage(c echo.Context) error {
+func (a *Area) editImagePage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	i, err := s.store.FindImageByID(c.Request().Context(), id)
+	i, err := a.store.FindImageByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	return response.Render(c, http.StatusOK, web.ImageEditPage(s.pages.Page(c, "admin.images", "admin"), id, imageForm(i)))
+	return response.Render(c, http.StatusOK, web.ImageEditPage(a.pages.Page(c, "admin.images", "admin"), id, imageForm(i)))
 }
 
-func (s *Server) updateImageForm(c echo.Context) error {
+func (a *Area) updateImageForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	f := request.Form(c, imageFields...)
-	i, err := s.store.UpdateImage(c.Request().Context(), id, imageFromForm(f))
+	i, err := a.store.UpdateImage(c.Request().Context(), id, imageFromForm(f))
 	if err == nil {
-		return s.pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.updated", i.Name))
+		return a.pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.updated", i.Name))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return response.Render(c, response.StatusOf(err), web.ImageEditPage(s.pages.Page(c, "admin.images", "admin"), id, f))
+	return response.Render(c, response.StatusOf(err), web.ImageEditPage(a.pages.Page(c, "admin.images", "admin"), id, f))
 }
 
-func (s *Server) deleteImageForm(c echo.Context) error {
+func (a *Area) deleteImageForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	i, err := s.store.FindImageByID(c.Request().Context(), id)
+	i, err := a.store.FindImageByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteImage(c.Request().Context(), id); err != nil {
+	if err := a.store.DeleteImage(c.Request().Context(), id); err != nil {
 		if msg, ok := response.Refusal(request.Lang(c), err); ok {
-			return s.renderImages(c, response.StatusOf(err), web.NewForm(), msg)
+			return a.renderImages(c, response.StatusOf(err), web.NewForm(), msg)
 		}
 		return err
 	}
-	return s.pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.deleted", i.Name))
+	return a.pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.deleted", i.Name))
 }
 
-func (s *Server) apiListImages(c echo.Context) error {
-	images, err := s.store.FindImages(c.Request().Context())
+func (a *Area) apiListImages(c echo.Context) error {
+	images, err := a.store.FindImages(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -114,31 +114,31 @@ func (s *Server) apiListImages(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"images": images})
 }
 
-func (s *Server) apiGetImage(c echo.Context) error {
+func (a *Area) apiGetImage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	i, err := s.store.FindImageByID(c.Request().Context(), id)
+	i, err := a.store.FindImageByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, i)
 }
 
-func (s *Server) apiCreateImage(c echo.Context) error {
+func (a *Area) apiCreateImage(c echo.Context) error {
 	var in store.ImageInput
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	i, err := s.store.CreateImage(c.Request().Context(), in)
+	i, err := a.store.CreateImage(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, i)
 }
 
-func (s *Server) apiUpdateImage(c echo.Context) error {
+func (a *Area) apiUpdateImage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -147,19 +147,19 @@ func (s *Server) apiUpdateImage(c echo.Context) error {
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	i, err := s.store.UpdateImage(c.Request().Context(), id, in)
+	i, err := a.store.UpdateImage(c.Request().Context(), id, in)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, i)
 }
 
-func (s *Server) apiDeleteImage(c echo.Context) error {
+func (a *Area) apiDeleteImage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteImage(c.Request().Context(), id); err != nil {
+	if err := a.store.DeleteImage(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

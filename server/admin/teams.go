@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"net/http"
@@ -17,8 +17,8 @@ import (
 var teamFields = []string{"name", "description", "requires_approval"}
 
 // memberCounts counts the members of every team.
-func (s *Server) memberCounts(c echo.Context) (map[int64]int, error) {
-	ms, err := s.store.FindMemberships(c.Request().Context(), store.MembershipFilter{})
+func (a *Area) memberCounts(c echo.Context) (map[int64]int, error) {
+	ms, err := a.store.FindMemberships(c.Request().Context(), store.MembershipFilter{})
 	if err != nil {
 		return nil, err
 	}
@@ -51,16 +51,16 @@ func teamRoleOptions(lang string) []web.Option {
 	return out
 }
 
-func (s *Server) teamsPage(c echo.Context) error {
-	return s.renderTeams(c, http.StatusOK, web.NewForm(), "")
+func (a *Area) teamsPage(c echo.Context) error {
+	return a.renderTeams(c, http.StatusOK, web.NewForm(), "")
 }
 
-func (s *Server) renderTeams(c echo.Context, status int, f web.Form, listErr string) error {
-	teams, err := s.store.FindTeams(c.Request().Context())
+func (a *Area) renderTeams(c echo.Context, status int, f web.Form, listErr string) error {
+	teams, err := a.store.FindTeams(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	counts, err := s.memberCounts(c)
+	counts, err := a.memberCounts(c)
 	if err != nil {
 		return err
 	}
@@ -68,27 +68,27 @@ func (s *Server) renderTeams(c echo.Context, status int, f web.Form, listErr str
 	for _, t := range teams {
 		rows = append(rows, web.TeamRow{ID: t.ID, Name: t.Name, Description: t.Description, Members: counts[t.ID]})
 	}
-	return response.Render(c, status, web.TeamsPage(s.pages.Page(c, "admin.teams", "admin"), rows, f, listErr))
+	return response.Render(c, status, web.TeamsPage(a.pages.Page(c, "admin.teams", "admin"), rows, f, listErr))
 }
 
-func (s *Server) createTeamForm(c echo.Context) error {
+func (a *Area) createTeamForm(c echo.Context) error {
 	f := request.Form(c, teamFields...)
-	t, err := s.store.CreateTeam(c.Request().Context(), teamFromForm(f))
+	t, err := a.store.CreateTeam(c.Request().Context(), teamFromForm(f))
 	if err == nil {
-		return s.pages.RedirectWithFlash(c, "/admin/teams/"+strconv.FormatInt(t.ID, 10), web.T(request.Lang(c), "admin.created", t.Name))
+		return a.pages.RedirectWithFlash(c, "/admin/teams/"+strconv.FormatInt(t.ID, 10), web.T(request.Lang(c), "admin.created", t.Name))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderTeams(c, response.StatusOf(err), f, "")
+	return a.renderTeams(c, response.StatusOf(err), f, "")
 }
 
 // renderTeamEdit shows the team page; f is the team form, mf the add-member
 // form and memberErr a refused change to a member row. A nil f shows the
 // stored fields.
-func (s *Server) renderTeamEdit(c echo.Context, status int, id int64, f *web.Form, mf web.Form, memberErr string) error {
+func (a *Area) renderTeamEdit(c echo.Context, status int, id int64, f *web.Form, mf web.Form, memberErr string) error {
 	ctx := c.Request().Context()
-	t, err := s.store.FindTeamByID(ctx, id)
+	t, err := a.store.FindTeamByID(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -96,11 +96,11 @@ func (s *Server) renderTeamEdit(c echo.Context, status int, id int64, f *web.For
 		tf := teamForm(t)
 		f = &tf
 	}
-	ms, err := s.store.FindMemberships(ctx, store.MembershipFilter{TeamID: id})
+	ms, err := a.store.FindMemberships(ctx, store.MembershipFilter{TeamID: id})
 	if err != nil {
 		return err
 	}
-	users, err := s.store.FindUsers(ctx, store.UserFilter{Limit: 1000})
+	users, err := a.store.FindUsers(ctx, store.UserFilter{Limit: 1000})
 	if err != nil {
 		return err
 	}
@@ -124,56 +124,56 @@ func (s *Server) renderTeamEdit(c echo.Context, status int, id int64, f *web.For
 	if mf.Value("role") == "" {
 		mf.Values["role"] = store.TeamRoleMember
 	}
-	return response.Render(c, status, web.TeamEditPage(s.pages.Page(c, "admin.teams", "admin"), props, *f, mf, memberErr))
+	return response.Render(c, status, web.TeamEditPage(a.pages.Page(c, "admin.teams", "admin"), props, *f, mf, memberErr))
 }
 
-func (s *Server) editTeamPage(c echo.Context) error {
+func (a *Area) editTeamPage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	return s.renderTeamEdit(c, http.StatusOK, id, nil, web.NewForm(), "")
+	return a.renderTeamEdit(c, http.StatusOK, id, nil, web.NewForm(), "")
 }
 
-func (s *Server) updateTeamForm(c echo.Context) error {
+func (a *Area) updateTeamForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	f := request.Form(c, teamFields...)
-	t, err := s.store.UpdateTeam(c.Request().Context(), id, teamFromForm(f))
+	t, err := a.store.UpdateTeam(c.Request().Context(), id, teamFromForm(f))
 	if err == nil {
-		return s.pages.RedirectWithFlash(c, "/admin/teams", web.T(request.Lang(c), "admin.updated", t.Name))
+		return a.pages.RedirectWithFlash(c, "/admin/teams", web.T(request.Lang(c), "admin.updated", t.Name))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderTeamEdit(c, response.StatusOf(err), id, &f, web.NewForm(), "")
+	return a.renderTeamEdit(c, response.StatusOf(err), id, &f, web.NewForm(), "")
 }
 
-func (s *Server) deleteTeamForm(c echo.Context) error {
+func (a *Area) deleteTeamForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	t, err := s.store.FindTeamByID(c.Request().Context(), id)
+	t, err := a.store.FindTeamByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteTeam(c.Request().Context(), id); err != nil {
+	if err := a.store.DeleteTeam(c.Request().Context(), id); err != nil {
 		if msg, ok := response.Refusal(request.Lang(c), err); ok {
-			return s.renderTeams(c, response.StatusOf(err), web.NewForm(), msg)
+			return a.renderTeams(c, response.StatusOf(err), web.NewForm(), msg)
 		}
 		return err
 	}
-	return s.pages.RedirectWithFlash(c, "/admin/teams", web.T(request.Lang(c), "admin.deleted", t.Name))
+	return a.pages.RedirectWithFlash(c, "/admin/teams", web.T(request.Lang(c), "admin.deleted", t.Name))
 }
 
 func teamPath(id int64) string { return "/admin/teams/" + strconv.FormatInt(id, 10) }
 
 // addMemberForm puts a user in the team, or changes their role when they
 // are in it already.
-func (s *Server) addMemberForm(c echo.Context) error {
+func (a *Area) addMemberForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -184,18 +184,18 @@ func (s *Server) addMemberForm(c echo.Context) error {
 	if perr != nil || userID <= 0 {
 		err = &errs.Error{Code: errs.Invalid, Op: "server.addMemberForm", Key: "field.required", Fields: map[string]string{"user_id": "field.required"}}
 	} else {
-		m, err = s.store.SetMembership(c.Request().Context(), id, userID, mf.Value("role"))
+		m, err = a.store.SetMembership(c.Request().Context(), id, userID, mf.Value("role"))
 	}
 	if err == nil {
-		return s.pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_saved", s.username(c, m.UserID)))
+		return a.pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_saved", a.username(c, m.UserID)))
 	}
 	if !response.FormFailed(request.Lang(c), err, &mf) {
 		return err
 	}
-	return s.renderTeamEdit(c, response.StatusOf(err), id, nil, mf, "")
+	return a.renderTeamEdit(c, response.StatusOf(err), id, nil, mf, "")
 }
 
-func (s *Server) setMemberRoleForm(c echo.Context) error {
+func (a *Area) setMemberRoleForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -204,16 +204,16 @@ func (s *Server) setMemberRoleForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.SetMembership(c.Request().Context(), id, userID, c.FormValue("role")); err != nil {
+	if _, err := a.store.SetMembership(c.Request().Context(), id, userID, c.FormValue("role")); err != nil {
 		if msg, ok := response.Refusal(request.Lang(c), err); ok {
-			return s.renderTeamEdit(c, response.StatusOf(err), id, nil, web.NewForm(), msg)
+			return a.renderTeamEdit(c, response.StatusOf(err), id, nil, web.NewForm(), msg)
 		}
 		return err
 	}
-	return s.pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_saved", s.username(c, userID)))
+	return a.pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_saved", a.username(c, userID)))
 }
 
-func (s *Server) removeMemberForm(c echo.Context) error {
+func (a *Area) removeMemberForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -222,16 +222,16 @@ func (s *Server) removeMemberForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteMembership(c.Request().Context(), id, userID); err != nil {
+	if err := a.store.DeleteMembership(c.Request().Context(), id, userID); err != nil {
 		return err
 	}
-	return s.pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_removed", s.username(c, userID)))
+	return a.pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_removed", a.username(c, userID)))
 }
 
 // username names a user in a flash message; the id stands in if the lookup
 // fails, since the change itself has already succeeded.
-func (s *Server) username(c echo.Context, id int64) string {
-	u, err := s.store.FindUserByID(c.Request().Context(), id)
+func (a *Area) username(c echo.Context, id int64) string {
+	u, err := a.store.FindUserByID(c.Request().Context(), id)
 	if err != nil {
 		return "#" + strconv.FormatInt(id, 10)
 	}
@@ -244,12 +244,12 @@ type teamJSON struct {
 	Members int `json:"members"`
 }
 
-func (s *Server) apiListTeams(c echo.Context) error {
-	teams, err := s.store.FindTeams(c.Request().Context())
+func (a *Area) apiListTeams(c echo.Context) error {
+	teams, err := a.store.FindTeams(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	counts, err := s.memberCounts(c)
+	counts, err := a.memberCounts(c)
 	if err != nil {
 		return err
 	}
@@ -260,43 +260,43 @@ func (s *Server) apiListTeams(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"teams": out})
 }
 
-func (s *Server) teamWithCount(c echo.Context, t *store.Team) (teamJSON, error) {
-	ms, err := s.store.FindMemberships(c.Request().Context(), store.MembershipFilter{TeamID: t.ID})
+func (a *Area) teamWithCount(c echo.Context, t *store.Team) (teamJSON, error) {
+	ms, err := a.store.FindMemberships(c.Request().Context(), store.MembershipFilter{TeamID: t.ID})
 	if err != nil {
 		return teamJSON{}, err
 	}
 	return teamJSON{Team: *t, Members: len(ms)}, nil
 }
 
-func (s *Server) apiGetTeam(c echo.Context) error {
+func (a *Area) apiGetTeam(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	t, err := s.store.FindTeamByID(c.Request().Context(), id)
+	t, err := a.store.FindTeamByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	out, err := s.teamWithCount(c, t)
+	out, err := a.teamWithCount(c, t)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) apiCreateTeam(c echo.Context) error {
+func (a *Area) apiCreateTeam(c echo.Context) error {
 	var in store.TeamInput
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	t, err := s.store.CreateTeam(c.Request().Context(), in)
+	t, err := a.store.CreateTeam(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, teamJSON{Team: *t})
 }
 
-func (s *Server) apiUpdateTeam(c echo.Context) error {
+func (a *Area) apiUpdateTeam(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -305,39 +305,39 @@ func (s *Server) apiUpdateTeam(c echo.Context) error {
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	t, err := s.store.UpdateTeam(c.Request().Context(), id, in)
+	t, err := a.store.UpdateTeam(c.Request().Context(), id, in)
 	if err != nil {
 		return err
 	}
-	out, err := s.teamWithCount(c, t)
+	out, err := a.teamWithCount(c, t)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) apiDeleteTeam(c echo.Context) error {
+func (a *Area) apiDeleteTeam(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteTeam(c.Request().Context(), id); err != nil {
+	if err := a.store.DeleteTeam(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
 }
 
-func (s *Server) apiListMembers(c echo.Context) error {
+func (a *Area) apiListMembers(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
 	// An unknown team is a 404, not an empty list.
-	if _, err := s.store.FindTeamByID(ctx, id); err != nil {
+	if _, err := a.store.FindTeamByID(ctx, id); err != nil {
 		return err
 	}
-	ms, err := s.store.FindMemberships(ctx, store.MembershipFilter{TeamID: id})
+	ms, err := a.store.FindMemberships(ctx, store.MembershipFilter{TeamID: id})
 	if err != nil {
 		return err
 	}
@@ -352,7 +352,7 @@ type memberRequest struct {
 	Role string `json:"role"`
 }
 
-func (s *Server) apiSetMember(c echo.Context) error {
+func (a *Area) apiSetMember(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -366,10 +366,10 @@ func (s *Server) apiSetMember(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if _, err := s.store.SetMembership(ctx, id, userID, req.Role); err != nil {
+	if _, err := a.store.SetMembership(ctx, id, userID, req.Role); err != nil {
 		return err
 	}
-	ms, err := s.store.FindMemberships(ctx, store.MembershipFilter{TeamID: id, UserID: userID})
+	ms, err := a.store.FindMemberships(ctx, store.MembershipFilter{TeamID: id, UserID: userID})
 	if err != nil {
 		return err
 	}
@@ -379,7 +379,7 @@ func (s *Server) apiSetMember(c echo.Context) error {
 	return c.JSON(http.StatusOK, ms[0])
 }
 
-func (s *Server) apiRemoveMember(c echo.Context) error {
+func (a *Area) apiRemoveMember(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -388,7 +388,7 @@ func (s *Server) apiRemoveMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteMembership(c.Request().Context(), id, userID); err != nil {
+	if err := a.store.DeleteMembership(c.Request().Context(), id, userID); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

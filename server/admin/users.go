@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"net/http"
@@ -26,8 +26,8 @@ func roleOptions(lang string) []web.Option {
 }
 
 // teamsByUser lists every user's teams as "team (role)" in lang.
-func (s *Server) teamsByUser(c echo.Context, f store.MembershipFilter) (map[int64][]string, error) {
-	ms, err := s.store.FindMemberships(c.Request().Context(), f)
+func (a *Area) teamsByUser(c echo.Context, f store.MembershipFilter) (map[int64][]string, error) {
+	ms, err := a.store.FindMemberships(c.Request().Context(), f)
 	if err != nil {
 		return nil, err
 	}
@@ -39,18 +39,18 @@ func (s *Server) teamsByUser(c echo.Context, f store.MembershipFilter) (map[int6
 	return out, nil
 }
 
-func (s *Server) usersPage(c echo.Context) error {
+func (a *Area) usersPage(c echo.Context) error {
 	f := web.NewForm()
 	f.Values["role"] = store.RoleMember
-	return s.renderUsers(c, http.StatusOK, f)
+	return a.renderUsers(c, http.StatusOK, f)
 }
 
-func (s *Server) renderUsers(c echo.Context, status int, f web.Form) error {
-	users, err := s.store.FindUsers(c.Request().Context(), store.UserFilter{Limit: 1000})
+func (a *Area) renderUsers(c echo.Context, status int, f web.Form) error {
+	users, err := a.store.FindUsers(c.Request().Context(), store.UserFilter{Limit: 1000})
 	if err != nil {
 		return err
 	}
-	teams, err := s.teamsByUser(c, store.MembershipFilter{})
+	teams, err := a.teamsByUser(c, store.MembershipFilter{})
 	if err != nil {
 		return err
 	}
@@ -61,21 +61,21 @@ func (s *Server) renderUsers(c echo.Context, status int, f web.Form) error {
 	}
 	// A rejected password is never sent back into the page.
 	delete(f.Values, "password")
-	return response.Render(c, status, web.UsersPage(s.pages.Page(c, "admin.users", "admin"), rows, roleOptions(request.Lang(c)), f))
+	return response.Render(c, status, web.UsersPage(a.pages.Page(c, "admin.users", "admin"), rows, roleOptions(request.Lang(c)), f))
 }
 
-func (s *Server) createUserForm(c echo.Context) error {
+func (a *Area) createUserForm(c echo.Context) error {
 	f := request.Form(c, userCreateFields...)
 	in := store.UserCreate{Username: f.Value("username"), DisplayName: f.Value("display_name"), Email: f.Value("email"),
 		Password: f.Value("password"), Role: f.Value("role")}
-	u, err := s.store.CreateUser(c.Request().Context(), in)
+	u, err := a.store.CreateUser(c.Request().Context(), in)
 	if err == nil {
-		return s.pages.RedirectWithFlash(c, "/admin/users", web.T(request.Lang(c), "admin.created", u.Username))
+		return a.pages.RedirectWithFlash(c, "/admin/users", web.T(request.Lang(c), "admin.created", u.Username))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderUsers(c, response.StatusOf(err), f)
+	return a.renderUsers(c, response.StatusOf(err), f)
 }
 
 func userForm(u *store.User) web.Form {
@@ -87,25 +87,25 @@ func userForm(u *store.User) web.Form {
 	return f
 }
 
-func (s *Server) renderUserEdit(c echo.Context, status int, u *store.User, f web.Form) error {
-	teams, err := s.teamsByUser(c, store.MembershipFilter{UserID: u.ID})
+func (a *Area) renderUserEdit(c echo.Context, status int, u *store.User, f web.Form) error {
+	teams, err := a.teamsByUser(c, store.MembershipFilter{UserID: u.ID})
 	if err != nil {
 		return err
 	}
 	delete(f.Values, "password")
-	return response.Render(c, status, web.UserEditPage(s.pages.Page(c, "admin.users", "admin"), u.ID, u.Username, teams[u.ID], roleOptions(request.Lang(c)), f))
+	return response.Render(c, status, web.UserEditPage(a.pages.Page(c, "admin.users", "admin"), u.ID, u.Username, teams[u.ID], roleOptions(request.Lang(c)), f))
 }
 
-func (s *Server) editUserPage(c echo.Context) error {
+func (a *Area) editUserPage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	u, err := s.store.FindUserByID(c.Request().Context(), id)
+	u, err := a.store.FindUserByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	return s.renderUserEdit(c, http.StatusOK, u, userForm(u))
+	return a.renderUserEdit(c, http.StatusOK, u, userForm(u))
 }
 
 // userUpdateFromForm sets every field the form shows; the password only
@@ -120,43 +120,43 @@ func userUpdateFromForm(f web.Form) store.UserUpdate {
 	return up
 }
 
-func (s *Server) updateUserForm(c echo.Context) error {
+func (a *Area) updateUserForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	current, err := s.store.FindUserByID(ctx, id)
+	current, err := a.store.FindUserByID(ctx, id)
 	if err != nil {
 		return err
 	}
 	f := request.Form(c, userEditFields...)
 	up := userUpdateFromForm(f)
-	u, err := s.store.UpdateUser(ctx, id, up)
+	u, err := a.store.UpdateUser(ctx, id, up)
 	if err != nil {
 		if !response.FormFailed(request.Lang(c), err, &f) {
 			return err
 		}
-		return s.renderUserEdit(c, response.StatusOf(err), current, f)
+		return a.renderUserEdit(c, response.StatusOf(err), current, f)
 	}
-	if err := s.keepOwnSession(c, id, up); err != nil {
+	if err := a.keepOwnSession(c, id, up); err != nil {
 		return err
 	}
-	return s.pages.RedirectWithFlash(c, "/admin/users", web.T(request.Lang(c), "admin.updated", u.Username))
+	return a.pages.RedirectWithFlash(c, "/admin/users", web.T(request.Lang(c), "admin.updated", u.Username))
 }
 
 // keepOwnSession logs an admin who just set their own password straight back
 // in here: the new password ended every session of the account.
-func (s *Server) keepOwnSession(c echo.Context, id int64, up store.UserUpdate) error {
+func (a *Area) keepOwnSession(c echo.Context, id int64, up store.UserUpdate) error {
 	me := request.User(c)
 	if up.Password == nil || me == nil || me.ID != id || request.AuthKind(c) != request.BySession {
 		return nil
 	}
-	token, err := s.store.CreateSession(c.Request().Context(), id)
+	token, err := a.store.CreateSession(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	s.pages.SetSession(c, token)
+	a.pages.SetSession(c, token)
 	return nil
 }
 
@@ -174,8 +174,8 @@ type userJSON struct {
 	Teams []userTeam `json:"teams"`
 }
 
-func (s *Server) userTeams(c echo.Context, f store.MembershipFilter) (map[int64][]userTeam, error) {
-	ms, err := s.store.FindMemberships(c.Request().Context(), f)
+func (a *Area) userTeams(c echo.Context, f store.MembershipFilter) (map[int64][]userTeam, error) {
+	ms, err := a.store.FindMemberships(c.Request().Context(), f)
 	if err != nil {
 		return nil, err
 	}
@@ -186,8 +186,8 @@ func (s *Server) userTeams(c echo.Context, f store.MembershipFilter) (map[int64]
 	return out, nil
 }
 
-func (s *Server) toUserJSON(c echo.Context, u *store.User) (userJSON, error) {
-	teams, err := s.userTeams(c, store.MembershipFilter{UserID: u.ID})
+func (a *Area) toUserJSON(c echo.Context, u *store.User) (userJSON, error) {
+	teams, err := a.userTeams(c, store.MembershipFilter{UserID: u.ID})
 	if err != nil {
 		return userJSON{}, err
 	}
@@ -198,12 +198,12 @@ func (s *Server) toUserJSON(c echo.Context, u *store.User) (userJSON, error) {
 	return out, nil
 }
 
-func (s *Server) apiListUsers(c echo.Context) error {
-	users, err := s.store.FindUsers(c.Request().Context(), store.UserFilter{Query: c.QueryParam("q"), Limit: 1000})
+func (a *Area) apiListUsers(c echo.Context) error {
+	users, err := a.store.FindUsers(c.Request().Context(), store.UserFilter{Query: c.QueryParam("q"), Limit: 1000})
 	if err != nil {
 		return err
 	}
-	teams, err := s.userTeams(c, store.MembershipFilter{})
+	teams, err := a.userTeams(c, store.MembershipFilter{})
 	if err != nil {
 		return err
 	}
@@ -218,35 +218,35 @@ func (s *Server) apiListUsers(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"users": out})
 }
 
-func (s *Server) apiGetUser(c echo.Context) error {
+func (a *Area) apiGetUser(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	u, err := s.store.FindUserByID(c.Request().Context(), id)
+	u, err := a.store.FindUserByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	out, err := s.toUserJSON(c, u)
+	out, err := a.toUserJSON(c, u)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, out)
 }
 
-func (s *Server) apiCreateUser(c echo.Context) error {
+func (a *Area) apiCreateUser(c echo.Context) error {
 	var in store.UserCreate
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	u, err := s.store.CreateUser(c.Request().Context(), in)
+	u, err := a.store.CreateUser(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, userJSON{User: *u, Teams: []userTeam{}})
 }
 
-func (s *Server) apiUpdateUser(c echo.Context) error {
+func (a *Area) apiUpdateUser(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -255,11 +255,11 @@ func (s *Server) apiUpdateUser(c echo.Context) error {
 	if err := request.DecodeJSON(c, &up); err != nil {
 		return err
 	}
-	u, err := s.store.UpdateUser(c.Request().Context(), id, up)
+	u, err := a.store.UpdateUser(c.Request().Context(), id, up)
 	if err != nil {
 		return err
 	}
-	out, err := s.toUserJSON(c, u)
+	out, err := a.toUserJSON(c, u)
 	if err != nil {
 		return err
 	}

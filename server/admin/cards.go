@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"net/http"
@@ -17,11 +17,11 @@ import (
 var cardFields = []string{"uuid", "index", "host_id", "card_type_id", "status"}
 
 // cardChoices fills the selects of the card pages: hosts, types, statuses.
-func (s *Server) cardChoices(c echo.Context) (web.CardsProps, error) {
+func (a *Area) cardChoices(c echo.Context) (web.CardsProps, error) {
 	ctx := c.Request().Context()
 	lang := request.Lang(c)
 	var props web.CardsProps
-	hosts, err := s.store.FindHosts(ctx)
+	hosts, err := a.store.FindHosts(ctx)
 	if err != nil {
 		return props, err
 	}
@@ -32,7 +32,7 @@ func (s *Server) cardChoices(c echo.Context) (web.CardsProps, error) {
 		}
 		props.Hosts = append(props.Hosts, web.Option{Value: strconv.FormatInt(h.ID, 10), Label: label})
 	}
-	types, err := s.store.FindCardTypes(ctx)
+	types, err := a.store.FindCardTypes(ctx)
 	if err != nil {
 		return props, err
 	}
@@ -112,19 +112,19 @@ func cardLabel(cd *store.CardView) string {
 	return cd.HostName + " #" + strconv.Itoa(cd.GPUIndex)
 }
 
-func (s *Server) cardsPage(c echo.Context) error {
+func (a *Area) cardsPage(c echo.Context) error {
 	f := web.NewForm()
 	f.Values["status"] = store.CardActive
-	return s.renderCards(c, http.StatusOK, f, "")
+	return a.renderCards(c, http.StatusOK, f, "")
 }
 
-func (s *Server) renderCards(c echo.Context, status int, f web.Form, listErr string) error {
-	props, err := s.cardChoices(c)
+func (a *Area) renderCards(c echo.Context, status int, f web.Form, listErr string) error {
+	props, err := a.cardChoices(c)
 	if err != nil {
 		return err
 	}
 	cf, filter := cardFilterOf(c)
-	cards, err := s.store.FindCards(c.Request().Context(), cf)
+	cards, err := a.store.FindCards(c.Request().Context(), cf)
 	if err != nil {
 		return err
 	}
@@ -133,45 +133,45 @@ func (s *Server) renderCards(c echo.Context, status int, f web.Form, listErr str
 	}
 	props.Filter = filter
 	props.ListErr = listErr
-	return response.Render(c, status, web.CardsPage(s.pages.Page(c, "admin.cards", "admin"), props, f))
+	return response.Render(c, status, web.CardsPage(a.pages.Page(c, "admin.cards", "admin"), props, f))
 }
 
-func (s *Server) createCardForm(c echo.Context) error {
+func (a *Area) createCardForm(c echo.Context) error {
 	f := request.Form(c, cardFields...)
 	in, err := cardFromForm(f)
 	if err == nil {
 		var cd *store.Card
-		if cd, err = s.store.CreateCard(c.Request().Context(), in); err == nil {
-			return s.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.created", cd.UUID))
+		if cd, err = a.store.CreateCard(c.Request().Context(), in); err == nil {
+			return a.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.created", cd.UUID))
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderCards(c, response.StatusOf(err), f, "")
+	return a.renderCards(c, response.StatusOf(err), f, "")
 }
 
-func (s *Server) renderCardEdit(c echo.Context, status int, id int64, f web.Form) error {
-	props, err := s.cardChoices(c)
+func (a *Area) renderCardEdit(c echo.Context, status int, id int64, f web.Form) error {
+	props, err := a.cardChoices(c)
 	if err != nil {
 		return err
 	}
-	return response.Render(c, status, web.CardEditPage(s.pages.Page(c, "admin.cards", "admin"), id, props, f))
+	return response.Render(c, status, web.CardEditPage(a.pages.Page(c, "admin.cards", "admin"), id, props, f))
 }
 
-func (s *Server) editCardPage(c echo.Context) error {
+func (a *Area) editCardPage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	cd, err := s.store.FindCardByID(c.Request().Context(), id)
+	cd, err := a.store.FindCardByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	return s.renderCardEdit(c, http.StatusOK, id, cardForm(cd))
+	return a.renderCardEdit(c, http.StatusOK, id, cardForm(cd))
 }
 
-func (s *Server) updateCardForm(c echo.Context) error {
+func (a *Area) updateCardForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -180,53 +180,53 @@ func (s *Server) updateCardForm(c echo.Context) error {
 	in, err := cardFromForm(f)
 	if err == nil {
 		var cd *store.Card
-		if cd, err = s.store.UpdateCard(c.Request().Context(), id, in); err == nil {
-			return s.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.updated", cd.UUID))
+		if cd, err = a.store.UpdateCard(c.Request().Context(), id, in); err == nil {
+			return a.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.updated", cd.UUID))
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return s.renderCardEdit(c, response.StatusOf(err), id, f)
+	return a.renderCardEdit(c, response.StatusOf(err), id, f)
 }
 
 // retireCardForm is the one-click alternative to deleting a card that has
 // bookings: the card stays in the ledger but can no longer be booked.
-func (s *Server) retireCardForm(c echo.Context) error {
+func (a *Area) retireCardForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	cd, err := s.store.FindCardByID(ctx, id)
+	cd, err := a.store.FindCardByID(ctx, id)
 	if err != nil {
 		return err
 	}
 	in := store.CardInput{UUID: cd.UUID, GPUIndex: cd.GPUIndex, HostID: cd.HostID, CardTypeID: cd.CardTypeID, Status: store.CardRetired}
-	if _, err := s.store.UpdateCard(ctx, id, in); err != nil {
+	if _, err := a.store.UpdateCard(ctx, id, in); err != nil {
 		return err
 	}
-	return s.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "card.retired_flash", cardLabel(cd)))
+	return a.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "card.retired_flash", cardLabel(cd)))
 }
 
-func (s *Server) deleteCardForm(c echo.Context) error {
+func (a *Area) deleteCardForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	cd, err := s.store.FindCardByID(c.Request().Context(), id)
+	cd, err := a.store.FindCardByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteCard(c.Request().Context(), id); err != nil {
+	if err := a.store.DeleteCard(c.Request().Context(), id); err != nil {
 		if msg, ok := response.Refusal(request.Lang(c), err); ok {
 			f := web.NewForm()
 			f.Values["status"] = store.CardActive
-			return s.renderCards(c, response.StatusOf(err), f, msg)
+			return a.renderCards(c, response.StatusOf(err), f, msg)
 		}
 		return err
 	}
-	return s.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.deleted", cardLabel(cd)))
+	return a.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.deleted", cardLabel(cd)))
 }
 
 // cardRequest accepts the host and card type by id or by name, so a script
@@ -239,13 +239,13 @@ type cardRequest struct {
 
 // cardInput resolves names to ids. A name that matches nothing, or that points
 // elsewhere than an id given with it, is reported on the name's field.
-func (s *Server) cardInput(c echo.Context, r cardRequest) (store.CardInput, error) {
+func (a *Area) cardInput(c echo.Context, r cardRequest) (store.CardInput, error) {
 	const op = "server.cardRequest"
 	ctx := c.Request().Context()
 	in := r.CardInput
 	v := errs.NewValidation(op)
 	if r.Host != nil {
-		h, err := s.store.FindHostByName(ctx, *r.Host)
+		h, err := a.store.FindHostByName(ctx, *r.Host)
 		switch {
 		case errs.Is(err, errs.NotFound):
 			v.Add("host", "host.not_found")
@@ -258,7 +258,7 @@ func (s *Server) cardInput(c echo.Context, r cardRequest) (store.CardInput, erro
 		}
 	}
 	if r.CardType != nil {
-		t, err := s.store.FindCardTypeByName(ctx, *r.CardType)
+		t, err := a.store.FindCardTypeByName(ctx, *r.CardType)
 		switch {
 		case errs.Is(err, errs.NotFound):
 			v.Add("card_type", "cardtype.not_found")
@@ -273,7 +273,7 @@ func (s *Server) cardInput(c echo.Context, r cardRequest) (store.CardInput, erro
 	return in, v.Err()
 }
 
-func (s *Server) apiListCards(c echo.Context) error {
+func (a *Area) apiListCards(c echo.Context) error {
 	const op = "server.apiListCards"
 	v := errs.NewValidation(op)
 	var f store.CardFilter
@@ -302,7 +302,7 @@ func (s *Server) apiListCards(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	cards, err := s.store.FindCards(c.Request().Context(), f)
+	cards, err := a.store.FindCards(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -312,40 +312,40 @@ func (s *Server) apiListCards(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"cards": cards})
 }
 
-func (s *Server) apiGetCard(c echo.Context) error {
+func (a *Area) apiGetCard(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	cd, err := s.store.FindCardByID(c.Request().Context(), id)
+	cd, err := a.store.FindCardByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, cd)
 }
 
-func (s *Server) apiCreateCard(c echo.Context) error {
+func (a *Area) apiCreateCard(c echo.Context) error {
 	var req cardRequest
 	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
-	in, err := s.cardInput(c, req)
+	in, err := a.cardInput(c, req)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	cd, err := s.store.CreateCard(ctx, in)
+	cd, err := a.store.CreateCard(ctx, in)
 	if err != nil {
 		return err
 	}
-	view, err := s.store.FindCardByID(ctx, cd.ID)
+	view, err := a.store.FindCardByID(ctx, cd.ID)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusCreated, view)
 }
 
-func (s *Server) apiUpdateCard(c echo.Context) error {
+func (a *Area) apiUpdateCard(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
@@ -354,27 +354,27 @@ func (s *Server) apiUpdateCard(c echo.Context) error {
 	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
-	in, err := s.cardInput(c, req)
+	in, err := a.cardInput(c, req)
 	if err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	if _, err := s.store.UpdateCard(ctx, id, in); err != nil {
+	if _, err := a.store.UpdateCard(ctx, id, in); err != nil {
 		return err
 	}
-	view, err := s.store.FindCardByID(ctx, id)
+	view, err := a.store.FindCardByID(ctx, id)
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, view)
 }
 
-func (s *Server) apiDeleteCard(c echo.Context) error {
+func (a *Area) apiDeleteCard(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteCard(c.Request().Context(), id); err != nil {
+	if err := a.store.DeleteCard(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

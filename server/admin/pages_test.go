@@ -1,4 +1,4 @@
-package server_test
+package admin_test
 
 // Tests of the admin pages and JSON API for hosts, cards, images, teams,
 // users and the audit log. They use the shared harness in helpers_test.go

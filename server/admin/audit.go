@@ -1,4 +1,4 @@
-package server
+package admin
 
 import (
 	"bytes"
@@ -45,45 +45,45 @@ func auditURL(entity string, page int) string {
 	return "/admin/audit?" + q.Encode()
 }
 
-func (s *Server) auditPage(c echo.Context) error {
+func (a *Area) auditPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	entities, err := s.store.FindAuditEntities(ctx)
+	entities, err := a.store.FindAuditEntities(ctx)
 	if err != nil {
 		return err
 	}
-	p := s.pages.Page(c, "admin.audit", "admin")
-	a := web.AuditProps{PageNum: 1}
+	p := a.pages.Page(c, "admin.audit", "admin")
+	v := web.AuditProps{PageNum: 1}
 	for _, e := range entities {
-		a.Entities = append(a.Entities, web.Option{Value: e, Label: web.EntityLabel(p, e)})
+		v.Entities = append(v.Entities, web.Option{Value: e, Label: web.EntityLabel(p, e)})
 		if e == c.QueryParam("entity") {
-			a.Entity = e
+			v.Entity = e
 		}
 	}
 	// A page number that does not parse is the first page: it comes from a
 	// link, not from someone who can fix it.
 	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 {
-		a.PageNum = n
+		v.PageNum = n
 	}
-	entries, total, err := s.store.FindAuditEntries(ctx, store.AuditFilter{Entity: a.Entity, Limit: auditPageSize, Offset: (a.PageNum - 1) * auditPageSize})
+	entries, total, err := a.store.FindAuditEntries(ctx, store.AuditFilter{Entity: v.Entity, Limit: auditPageSize, Offset: (v.PageNum - 1) * auditPageSize})
 	if err != nil {
 		return err
 	}
-	a.Total = total
-	a.Pages = int((total + auditPageSize - 1) / auditPageSize)
-	if a.Pages < 1 {
-		a.Pages = 1
+	v.Total = total
+	v.Pages = int((total + auditPageSize - 1) / auditPageSize)
+	if v.Pages < 1 {
+		v.Pages = 1
 	}
-	if a.PageNum > 1 {
-		a.PrevURL = auditURL(a.Entity, min(a.PageNum-1, a.Pages))
+	if v.PageNum > 1 {
+		v.PrevURL = auditURL(v.Entity, min(v.PageNum-1, v.Pages))
 	}
-	if a.PageNum < a.Pages {
-		a.NextURL = auditURL(a.Entity, a.PageNum+1)
+	if v.PageNum < v.Pages {
+		v.NextURL = auditURL(v.Entity, v.PageNum+1)
 	}
 	for _, e := range entries {
-		a.Rows = append(a.Rows, web.AuditRow{ID: e.ID, At: e.At, Actor: e.ActorName, Action: e.Action, Entity: e.Entity,
+		v.Rows = append(v.Rows, web.AuditRow{ID: e.ID, At: e.At, Actor: e.ActorName, Action: e.Action, Entity: e.Entity,
 			EntityID: e.EntityID, Summary: e.Summary, IP: e.RemoteIP, Before: prettyJSON(e.BeforeJSON), After: prettyJSON(e.AfterJSON)})
 	}
-	return response.Render(c, http.StatusOK, web.AuditPage(p, a))
+	return response.Render(c, http.StatusOK, web.AuditPage(p, v))
 }
 
 // auditJSON is an audit entry in the API; before and after are the stored
@@ -109,7 +109,7 @@ func rawJSON(s *string) json.RawMessage {
 	return json.RawMessage(*s)
 }
 
-func (s *Server) apiListAudit(c echo.Context) error {
+func (a *Area) apiListAudit(c echo.Context) error {
 	v := errs.NewValidation("server.apiListAudit")
 	f := store.AuditFilter{Entity: c.QueryParam("entity"), Limit: auditPageSize}
 	intParam := func(name string, lo, hi int64, key string) (int64, bool) {
@@ -140,7 +140,7 @@ func (s *Server) apiListAudit(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	entries, total, err := s.store.FindAuditEntries(c.Request().Context(), f)
+	entries, total, err := a.store.FindAuditEntries(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}

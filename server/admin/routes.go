@@ -1,0 +1,291 @@
+package admin
+
+import (
+	"cardhour/server/route"
+	"cardhour/store"
+	"net/http"
+)
+
+// Routes are the admin pages and API: inventory (card types, hosts, cards,
+// images), people (teams, members, users) and the audit log.
+func (a *Area) Routes() []route.Route {
+	return []route.Route{
+		route.New(route.GET, "/admin", route.Admin, a.adminIndex),
+		route.New(route.GET, "/admin/card-types", route.Admin, a.cardTypesPage),
+		route.New(route.POST, "/admin/card-types", route.Admin, a.createCardTypeForm),
+		route.New(route.GET, "/admin/card-types/:id", route.Admin, a.editCardTypePage),
+		route.New(route.POST, "/admin/card-types/:id", route.Admin, a.updateCardTypeForm),
+		route.New(route.POST, "/admin/card-types/:id/delete", route.Admin, a.deleteCardTypeForm),
+
+		route.New(route.GET, "/admin/hosts", route.Admin, a.hostsPage),
+		route.New(route.POST, "/admin/hosts", route.Admin, a.createHostForm),
+		route.New(route.GET, "/admin/hosts/:id", route.Admin, a.editHostPage),
+		route.New(route.POST, "/admin/hosts/:id", route.Admin, a.updateHostForm),
+		route.New(route.POST, "/admin/hosts/:id/delete", route.Admin, a.deleteHostForm),
+
+		route.New(route.GET, "/admin/cards", route.Admin, a.cardsPage),
+		route.New(route.POST, "/admin/cards", route.Admin, a.createCardForm),
+		route.New(route.GET, "/admin/cards/:id", route.Admin, a.editCardPage),
+		route.New(route.POST, "/admin/cards/:id", route.Admin, a.updateCardForm),
+		route.New(route.POST, "/admin/cards/:id/retire", route.Admin, a.retireCardForm),
+		route.New(route.POST, "/admin/cards/:id/delete", route.Admin, a.deleteCardForm),
+
+		route.New(route.GET, "/admin/images", route.Admin, a.imagesPage),
+		route.New(route.POST, "/admin/images", route.Admin, a.createImageForm),
+		route.New(route.GET, "/admin/images/:id", route.Admin, a.editImagePage),
+		route.New(route.POST, "/admin/images/:id", route.Admin, a.updateImageForm),
+		route.New(route.POST, "/admin/images/:id/delete", route.Admin, a.deleteImageForm),
+
+		route.New(route.GET, "/admin/teams", route.Admin, a.teamsPage),
+		route.New(route.POST, "/admin/teams", route.Admin, a.createTeamForm),
+		route.New(route.GET, "/admin/teams/:id", route.Admin, a.editTeamPage),
+		route.New(route.POST, "/admin/teams/:id", route.Admin, a.updateTeamForm),
+		route.New(route.POST, "/admin/teams/:id/delete", route.Admin, a.deleteTeamForm),
+		route.New(route.POST, "/admin/teams/:id/members", route.Admin, a.addMemberForm),
+		route.New(route.POST, "/admin/teams/:id/members/:user_id", route.Admin, a.setMemberRoleForm),
+		route.New(route.POST, "/admin/teams/:id/members/:user_id/delete", route.Admin, a.removeMemberForm),
+
+		route.New(route.GET, "/admin/users", route.Admin, a.usersPage),
+		route.New(route.POST, "/admin/users", route.Admin, a.createUserForm),
+		route.New(route.GET, "/admin/users/:id", route.Admin, a.editUserPage),
+		route.New(route.POST, "/admin/users/:id", route.Admin, a.updateUserForm),
+
+		route.New(route.GET, "/admin/audit", route.Admin, a.auditPage),
+
+		// API.
+		route.Op(route.GET, "/api/v1/card-types", route.Viewer, a.apiListCardTypes, route.API{
+			Tag:     "inventory",
+			Summary: "List card types, cheapest first",
+			Status:  http.StatusOK,
+			Result:  route.List("card_types", "CardType", cardTypeJSON{}),
+		}),
+		route.Op(route.POST, "/api/v1/card-types", route.Admin, a.apiCreateCardType, route.API{
+			Tag:      "inventory",
+			Summary:  "Add a card type",
+			Body:     route.JSON("CardTypeInput", cardTypeRequest{}, "name", "vram_gib"),
+			Status:   http.StatusCreated,
+			Result:   route.JSON("CardType", cardTypeJSON{}),
+			Conflict: true,
+		}),
+		route.Op(route.GET, "/api/v1/card-types/:id", route.Viewer, a.apiGetCardType, route.API{
+			Tag:     "inventory",
+			Summary: "One card type",
+			Status:  http.StatusOK,
+			Result:  route.JSON("CardType", cardTypeJSON{}),
+		}),
+		route.Op(route.PUT, "/api/v1/card-types/:id", route.Admin, a.apiUpdateCardType, route.API{
+			Tag:      "inventory",
+			Summary:  "Replace a card type",
+			Body:     route.JSON("CardTypeInput", cardTypeRequest{}, "name", "vram_gib"),
+			Status:   http.StatusOK,
+			Result:   route.JSON("CardType", cardTypeJSON{}),
+			Conflict: true,
+		}),
+		route.Op(route.DELETE, "/api/v1/card-types/:id", route.Admin, a.apiDeleteCardType, route.API{
+			Tag:      "inventory",
+			Summary:  "Delete a card type no card or booking uses",
+			Status:   http.StatusNoContent,
+			Conflict: true,
+		}),
+
+		route.Op(route.GET, "/api/v1/hosts", route.Viewer, a.apiListHosts, route.API{
+			Tag:     "inventory",
+			Summary: "List hosts with their card counts",
+			Status:  http.StatusOK,
+			Result:  route.List("hosts", "Host", hostJSON{}),
+		}),
+		route.Op(route.POST, "/api/v1/hosts", route.Admin, a.apiCreateHost, route.API{
+			Tag:      "inventory",
+			Summary:  "Add a host",
+			Body:     route.JSON("HostInput", store.HostInput{}, "name"),
+			Status:   http.StatusCreated,
+			Result:   route.JSON("Host", hostJSON{}),
+			Conflict: true,
+		}),
+		route.Op(route.GET, "/api/v1/hosts/:id", route.Viewer, a.apiGetHost, route.API{
+			Tag:     "inventory",
+			Summary: "One host",
+			Status:  http.StatusOK,
+			Result:  route.JSON("Host", hostJSON{}),
+		}),
+		route.Op(route.PUT, "/api/v1/hosts/:id", route.Admin, a.apiUpdateHost, route.API{
+			Tag:      "inventory",
+			Summary:  "Replace a host",
+			Body:     route.JSON("HostInput", store.HostInput{}, "name"),
+			Status:   http.StatusOK,
+			Result:   route.JSON("Host", hostJSON{}),
+			Conflict: true,
+		}),
+		route.Op(route.DELETE, "/api/v1/hosts/:id", route.Admin, a.apiDeleteHost, route.API{
+			Tag:      "inventory",
+			Summary:  "Delete a host without cards",
+			Status:   http.StatusNoContent,
+			Conflict: true,
+		}),
+
+		route.Op(route.GET, "/api/v1/cards", route.Viewer, a.apiListCards, route.API{
+			Tag:     "inventory",
+			Summary: "List cards",
+			Status:  http.StatusOK,
+			Result:  route.List("cards", "Card", store.CardView{}),
+			Query:   []route.Param{{Name: "host_id", Kind: "integer", Desc: "only this host"}, {Name: "card_type_id", Kind: "integer", Desc: "only this card type"}, {Name: "status", Kind: "string", Desc: "active, maintenance or retired"}},
+		}),
+		route.Op(route.POST, "/api/v1/cards", route.Admin, a.apiCreateCard, route.API{
+			Tag:      "inventory",
+			Summary:  "Register a card (host and card type by id or name)",
+			Body:     route.JSON("CardInput", cardRequest{}, "uuid"),
+			Status:   http.StatusCreated,
+			Result:   route.JSON("Card", store.CardView{}),
+			Conflict: true,
+		}),
+		route.Op(route.GET, "/api/v1/cards/:id", route.Viewer, a.apiGetCard, route.API{
+			Tag:     "inventory",
+			Summary: "One card",
+			Status:  http.StatusOK,
+			Result:  route.JSON("Card", store.CardView{}),
+		}),
+		route.Op(route.PUT, "/api/v1/cards/:id", route.Admin, a.apiUpdateCard, route.API{
+			Tag:      "inventory",
+			Summary:  "Replace a card",
+			Body:     route.JSON("CardInput", cardRequest{}, "uuid"),
+			Status:   http.StatusOK,
+			Result:   route.JSON("Card", store.CardView{}),
+			Conflict: true,
+		}),
+		route.Op(route.DELETE, "/api/v1/cards/:id", route.Admin, a.apiDeleteCard, route.API{
+			Tag:      "inventory",
+			Summary:  "Delete a card no booking used",
+			Status:   http.StatusNoContent,
+			Conflict: true,
+		}),
+
+		route.Op(route.GET, "/api/v1/images", route.Viewer, a.apiListImages, route.API{
+			Tag:     "inventory",
+			Summary: "List environment images",
+			Status:  http.StatusOK,
+			Result:  route.List("images", "Image", store.Image{}),
+		}),
+		route.Op(route.POST, "/api/v1/images", route.Admin, a.apiCreateImage, route.API{
+			Tag:      "inventory",
+			Summary:  "Add an image",
+			Body:     route.JSON("ImageInput", store.ImageInput{}, "name", "reference"),
+			Status:   http.StatusCreated,
+			Result:   route.JSON("Image", store.Image{}),
+			Conflict: true,
+		}),
+		route.Op(route.GET, "/api/v1/images/:id", route.Viewer, a.apiGetImage, route.API{
+			Tag:     "inventory",
+			Summary: "One image",
+			Status:  http.StatusOK,
+			Result:  route.JSON("Image", store.Image{}),
+		}),
+		route.Op(route.PUT, "/api/v1/images/:id", route.Admin, a.apiUpdateImage, route.API{
+			Tag:      "inventory",
+			Summary:  "Replace an image",
+			Body:     route.JSON("ImageInput", store.ImageInput{}, "name", "reference"),
+			Status:   http.StatusOK,
+			Result:   route.JSON("Image", store.Image{}),
+			Conflict: true,
+		}),
+		route.Op(route.DELETE, "/api/v1/images/:id", route.Admin, a.apiDeleteImage, route.API{
+			Tag:      "inventory",
+			Summary:  "Delete an image no task uses",
+			Status:   http.StatusNoContent,
+			Conflict: true,
+		}),
+
+		route.Op(route.GET, "/api/v1/teams", route.Admin, a.apiListTeams, route.API{
+			Tag:     "people",
+			Summary: "List teams with member counts",
+			Status:  http.StatusOK,
+			Result:  route.List("teams", "Team", teamJSON{}),
+		}),
+		route.Op(route.POST, "/api/v1/teams", route.Admin, a.apiCreateTeam, route.API{
+			Tag:      "people",
+			Summary:  "Add a team",
+			Body:     route.JSON("TeamInput", store.TeamInput{}, "name"),
+			Status:   http.StatusCreated,
+			Result:   route.JSON("Team", teamJSON{}),
+			Conflict: true,
+		}),
+		route.Op(route.GET, "/api/v1/teams/:id", route.Admin, a.apiGetTeam, route.API{
+			Tag:     "people",
+			Summary: "One team",
+			Status:  http.StatusOK,
+			Result:  route.JSON("Team", teamJSON{}),
+		}),
+		route.Op(route.PUT, "/api/v1/teams/:id", route.Admin, a.apiUpdateTeam, route.API{
+			Tag:      "people",
+			Summary:  "Replace a team",
+			Body:     route.JSON("TeamInput", store.TeamInput{}, "name"),
+			Status:   http.StatusOK,
+			Result:   route.JSON("Team", teamJSON{}),
+			Conflict: true,
+		}),
+		route.Op(route.DELETE, "/api/v1/teams/:id", route.Admin, a.apiDeleteTeam, route.API{
+			Tag:      "people",
+			Summary:  "Delete a team without tasks",
+			Status:   http.StatusNoContent,
+			Conflict: true,
+		}),
+		route.Op(route.GET, "/api/v1/teams/:id/members", route.Admin, a.apiListMembers, route.API{
+			Tag:     "people",
+			Summary: "List a team's members",
+			Status:  http.StatusOK,
+			Result:  route.List("members", "Membership", store.MembershipView{}),
+		}),
+		route.Op(route.PUT, "/api/v1/teams/:id/members/:user_id", route.Admin, a.apiSetMember, route.API{
+			Tag:      "people",
+			Summary:  "Add a member or change their team role",
+			Body:     route.JSON("MembershipInput", memberRequest{}),
+			Status:   http.StatusOK,
+			Result:   route.JSON("Membership", store.MembershipView{}),
+			Conflict: true,
+		}),
+		route.Op(route.DELETE, "/api/v1/teams/:id/members/:user_id", route.Admin, a.apiRemoveMember, route.API{
+			Tag:      "people",
+			Summary:  "Remove a member",
+			Status:   http.StatusNoContent,
+			Conflict: true,
+		}),
+
+		route.Op(route.GET, "/api/v1/users", route.Admin, a.apiListUsers, route.API{
+			Tag:     "people",
+			Summary: "List users with their teams",
+			Status:  http.StatusOK,
+			Result:  route.List("users", "User", userJSON{}),
+			Query:   []route.Param{{Name: "q", Kind: "string", Desc: "part of a username, name or email"}},
+		}),
+		route.Op(route.POST, "/api/v1/users", route.Admin, a.apiCreateUser, route.API{
+			Tag:      "people",
+			Summary:  "Add a user",
+			Body:     route.JSON("UserCreate", store.UserCreate{}, "username", "password", "role"),
+			Status:   http.StatusCreated,
+			Result:   route.JSON("User", userJSON{}),
+			Conflict: true,
+		}),
+		route.Op(route.GET, "/api/v1/users/:id", route.Admin, a.apiGetUser, route.API{
+			Tag:     "people",
+			Summary: "One user",
+			Status:  http.StatusOK,
+			Result:  route.JSON("User", userJSON{}),
+		}),
+		route.Op(route.PATCH, "/api/v1/users/:id", route.Admin, a.apiUpdateUser, route.API{
+			Tag:      "people",
+			Summary:  "Change some of a user's fields",
+			Body:     route.JSON("UserUpdate", store.UserUpdate{}),
+			Status:   http.StatusOK,
+			Result:   route.JSON("User", userJSON{}),
+			Conflict: true,
+		}),
+
+		route.Op(route.GET, "/api/v1/audit", route.Admin, a.apiListAudit, route.API{
+			Tag:     "people",
+			Summary: "The audit log, newest first",
+			Status:  http.StatusOK,
+			Result:  route.JSON("AuditPage", auditPageJSON{}),
+			Query: []route.Param{{Name: "entity", Kind: "string", Desc: "only this kind of record (booking, quota, …)"}, {Name: "entity_id", Kind: "integer", Desc: "only this record"},
+				{Name: "limit", Kind: "integer", Desc: "1–1000, default 50"}, {Name: "offset", Kind: "integer", Desc: "entries to skip"}},
+		}),
+	}
+}
