@@ -92,7 +92,7 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 		if err := s.saveBooking(tx, &before, b); err != nil {
 			return err
 		}
-		if err := s.audit(ctx, tx, "release", "booking", b.ID, fmt.Sprintf("returned %s card-hours", hours(res.ReturnedCardSeconds)), before, b); err != nil {
+		if err := s.audit(ctx, tx, "release", "booking", b.ID, fmt.Sprintf("returned %s card-hours", schedule.HoursText(res.ReturnedCardSeconds)), before, b); err != nil {
 			return err
 		}
 		res.Booking = b

@@ -42,13 +42,13 @@ func hours(seconds int64) string {
 func quotaErr(op string, v schedule.QuotaVerdict) error {
 	switch v.Limit {
 	case schedule.LimitHours:
-		return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.over_hours", Args: []any{hours(v.OverBy)}}
+		return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.over_hours", Args: []any{schedule.HoursText(v.OverBy)}}
 	case schedule.LimitCards:
 		return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.over_cards", Args: []any{v.OverBy}}
 	case schedule.LimitExpiry:
-		return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.past_expiry", Args: []any{hours(v.OverBy)}}
+		return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.past_expiry", Args: []any{schedule.HoursText(v.OverBy)}}
 	case schedule.LimitNotYet:
-		return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.not_yet_valid", Args: []any{hours(v.OverBy)}}
+		return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.not_yet_valid", Args: []any{schedule.HoursText(v.OverBy)}}
 	}
 	return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.none"}
 }

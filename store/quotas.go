@@ -30,7 +30,7 @@ type Quota struct {
 }
 
 // CardHours is the grant in card-hours.
-func (q Quota) CardHours() float64 { return float64(q.CardSeconds) / 3600 }
+func (q Quota) CardHours() float64 { return schedule.CardHours(q.CardSeconds) }
 
 // window is the quota's validity, [valid_from, expires_at).
 func (q Quota) window() schedule.Interval {
@@ -255,7 +255,7 @@ func (s *Store) FindQuotas(ctx context.Context, f QuotaFilter) ([]QuotaView, err
 	for i := range out {
 		v := &out[i]
 		v.GrantedHours = v.CardHours()
-		v.UsedHours = float64(v.UsedCardSeconds) / 3600
+		v.UsedHours = schedule.CardHours(v.UsedCardSeconds)
 		v.RemainingHour = max(v.GrantedHours-v.UsedHours, 0)
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cardhour/schedule"
 	"context"
 	"fmt"
 	"sort"
@@ -200,8 +201,8 @@ func (rep *YearlyBaseline) addOutputs(outs []yearOutput, names *reportNames, tea
 	}
 	for _, l := range lines {
 		l.Quantity = roundQuantity(l.Quantity)
-		l.CardHoursPerUnit = per(float64(l.BookedCardSeconds)/3600, l.Quantity)
-		l.UsedCardHoursPerUnit = per(float64(l.BusyCardSeconds)/3600, l.Quantity)
+		l.CardHoursPerUnit = per(schedule.CardHours(l.BookedCardSeconds), l.Quantity)
+		l.UsedCardHoursPerUnit = per(schedule.CardHours(l.BusyCardSeconds), l.Quantity)
 		l.CostFenPerUnit = per(float64(l.CostFen), l.Quantity)
 		l.PerThousandYuan = PerThousandYuan(l.Quantity, l.CostFen)
 		rep.Baseline = append(rep.Baseline, *l)

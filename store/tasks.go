@@ -33,7 +33,7 @@ type Task struct {
 }
 
 // EstimateCardHours is the baseline estimate in card-hours.
-func (t Task) EstimateCardHours() float64 { return float64(t.EstimateCardSeconds) / 3600 }
+func (t Task) EstimateCardHours() float64 { return schedule.CardHours(t.EstimateCardSeconds) }
 
 type taskCardType struct {
 	TaskID     int64

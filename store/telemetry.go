@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -520,9 +519,6 @@ func (u BookingUsage) UsedShare() float64 {
 	}
 	return u.BusySeconds / u.SampledSeconds
 }
-
-// Hours formats card-seconds as card-hours with one decimal.
-func Hours(seconds float64) string { return fmt.Sprintf("%.1f", seconds/3600) }
 
 // FindBookingUsage returns a booking's used and idle card-hours, for the
 // booking's page.

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/schedule"
 	"cardhour/server/request"
 	"cardhour/server/response"
 	"cardhour/store"
@@ -250,7 +251,7 @@ func buildHeatmap(p web.Page, cards []store.CardView, rollups []store.Rollup, fr
 		if sampled > 0 {
 			row.BusyPct = busy / sampled * 100
 		}
-		row.HeldIdleH = heldIdle / 3600
+		row.HeldIdleH = schedule.Hours(heldIdle)
 		// A card stands out when it reported for most of the period and was
 		// (nearly) never busy, or full most of the time.
 		if sampledHours*2 >= hours && sampled > 0 {

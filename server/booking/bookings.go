@@ -538,8 +538,8 @@ func (a *Area) bookingUsage(c echo.Context, d *web.BookingDetailProps) error {
 		return err
 	}
 	if u.SampledSeconds > 0 {
-		d.Usage = &web.BookingUsageRow{SampledHours: u.SampledSeconds / 3600, BusyHours: u.BusySeconds / 3600,
-			IdleHours: u.IdleSeconds / 3600, HeldIdleHours: u.HeldIdleSeconds / 3600, UsedPct: int(u.UsedShare()*100 + 0.5)}
+		d.Usage = &web.BookingUsageRow{SampledHours: schedule.Hours(u.SampledSeconds), BusyHours: schedule.Hours(u.BusySeconds),
+			IdleHours: schedule.Hours(u.IdleSeconds), HeldIdleHours: schedule.Hours(u.HeldIdleSeconds), UsedPct: int(u.UsedShare()*100 + 0.5)}
 	}
 	alerts, err := a.store.FindBookingAlerts(ctx, d.B.ID)
 	if err != nil {

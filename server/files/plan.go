@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -148,7 +147,7 @@ func renderPlan(p store.TaskPlan, tz *time.Location) []byte {
 	b.WriteString("  name: " + q(t.Name) + "\n")
 	b.WriteString("  team: " + q(p.TeamName) + "\n")
 	b.WriteString("  priority: " + t.Priority + "\n")
-	b.WriteString("  estimate_card_hours: " + hoursText(t.EstimateCardSeconds) + "\n")
+	b.WriteString("  estimate_card_hours: " + schedule.HoursPlain(t.EstimateCardSeconds) + "\n")
 	b.WriteString("  data_readiness: " + t.DataReadiness + "\n")
 	if t.DataReadyAt != nil {
 		b.WriteString("  data_ready_at: " + ts(*t.DataReadyAt) + "\n")
@@ -192,15 +191,15 @@ func renderPlan(p store.TaskPlan, tz *time.Location) []byte {
 		if end.Before(bk.EndAt) {
 			rows.WriteString("    ended: " + ts(end) + "\n")
 		}
-		rows.WriteString("    card_hours: " + hoursText(secs) + "\n")
+		rows.WriteString("    card_hours: " + schedule.HoursPlain(secs) + "\n")
 		rows.WriteString("    status: " + status + "\n")
 		rows.WriteString("    booked_by: " + q(bk.Username) + "\n")
 	}
 	b.WriteString("card_hours:\n")
-	b.WriteString("  estimate: " + hoursText(t.EstimateCardSeconds) + "\n")
-	b.WriteString("  booked: " + hoursText(planned) + "\n")
-	b.WriteString("  waiting: " + hoursText(waiting) + "\n")
-	b.WriteString("  remaining: " + hoursText(t.EstimateCardSeconds-planned-waiting) + "\n")
+	b.WriteString("  estimate: " + schedule.HoursPlain(t.EstimateCardSeconds) + "\n")
+	b.WriteString("  booked: " + schedule.HoursPlain(planned) + "\n")
+	b.WriteString("  waiting: " + schedule.HoursPlain(waiting) + "\n")
+	b.WriteString("  remaining: " + schedule.HoursPlain(t.EstimateCardSeconds-planned-waiting) + "\n")
 	if len(p.Bookings) == 0 {
 		b.WriteString("bookings: []\n")
 	} else {
@@ -208,11 +207,6 @@ func renderPlan(p store.TaskPlan, tz *time.Location) []byte {
 		b.WriteString(rows.String())
 	}
 	return []byte(b.String())
-}
-
-// hoursText is card-seconds as card-hours with at most two decimals.
-func hoursText(seconds int64) string {
-	return strconv.FormatFloat(math.Round(float64(seconds)/36)/100, 'f', -1, 64)
 }
 
 // syncEvery is how often the plans are brought up to date.

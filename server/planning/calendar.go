@@ -43,9 +43,13 @@ func (a *Area) renderCalendar(c echo.Context, status int, feed *web.CalendarFeed
 func (a *Area) calendarProps(c echo.Context) (web.CalendarProps, error) {
 	var props web.CalendarProps
 	u := request.User(c)
-	names, teams, err := a.planTeamNames(c)
+	teams, err := a.store.FindTeams(c.Request().Context())
 	if err != nil {
 		return props, err
+	}
+	names := make(map[int64]string, len(teams))
+	for _, t := range teams {
+		names[t.ID] = t.Name
 	}
 	if u.Role == store.RoleAdmin {
 		for _, t := range teams {

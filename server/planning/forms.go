@@ -5,25 +5,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"cardhour/store"
 	"cardhour/web"
 )
 
-// planTeamNames maps team ids to names.
-func (a *Area) planTeamNames(c echo.Context) (map[int64]string, []store.Team, error) {
-	teams, err := a.store.FindTeams(c.Request().Context())
-	if err != nil {
-		return nil, nil, err
-	}
-	names := make(map[int64]string, len(teams))
-	for _, t := range teams {
-		names[t.ID] = t.Name
-	}
-	return names, teams, nil
-}
-
-// planTypeOptions lists the card types as choices, with their names.
-func (a *Area) planTypeOptions(c echo.Context) ([]web.Option, map[int64]string, error) {
+// typeOptions lists the card types as choices, with their names.
+func (a *Area) typeOptions(c echo.Context) ([]web.Option, map[int64]string, error) {
 	types, err := a.store.FindCardTypes(c.Request().Context())
 	if err != nil {
 		return nil, nil, err
@@ -37,7 +23,7 @@ func (a *Area) planTypeOptions(c echo.Context) ([]web.Option, map[int64]string, 
 	return opts, names, nil
 }
 
-func planIDSet(ids []int64) map[int64]bool {
+func idSet(ids []int64) map[int64]bool {
 	m := make(map[int64]bool, len(ids))
 	for _, id := range ids {
 		m[id] = true

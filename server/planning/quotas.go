@@ -99,7 +99,7 @@ func (a *Area) managedTeamOptions(c echo.Context, u *store.User) ([]web.Option, 
 	if err != nil {
 		return nil, nil, err
 	}
-	names, _, err := a.planTeamNames(c)
+	names, err := a.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,7 +107,7 @@ func (a *Area) managedTeamOptions(c echo.Context, u *store.User) ([]web.Option, 
 	for _, id := range ids {
 		opts = append(opts, web.Option{Value: strconv.FormatInt(id, 10), Label: names[id]})
 	}
-	return opts, planIDSet(ids), nil
+	return opts, idSet(ids), nil
 }
 
 // quotaRows turns the store's quotas into list rows, deciding for each its
@@ -179,7 +179,7 @@ func (a *Area) renderQuotas(c echo.Context, status int, f web.Form) error {
 	if err != nil {
 		return err
 	}
-	types, _, err := a.planTypeOptions(c)
+	types, _, err := a.typeOptions(c)
 	if err != nil {
 		return err
 	}
@@ -238,7 +238,7 @@ func (a *Area) renderNewQuota(c echo.Context, status int, f web.Form, renewOf st
 	if err != nil {
 		return err
 	}
-	types, _, err := a.planTypeOptions(c)
+	types, _, err := a.typeOptions(c)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"cardhour/errs"
+	"cardhour/schedule"
 	"cardhour/server/request"
 	"cardhour/server/response"
 	"cardhour/server/scope"
@@ -53,7 +54,7 @@ func templateFromForm(f web.Form) (store.TemplateInput, error) {
 // templateRow names a template's team, card type and image.
 func templateRow(t store.BookingTemplate, teams, types, images map[int64]string, canUse bool) web.TemplateListRow {
 	r := web.TemplateListRow{ID: t.ID, Name: t.Name, Team: teams[t.TeamID], CardType: types[t.CardTypeID], Count: t.CardCount,
-		DurationHours: float64(t.DurationSeconds) / 3600, Priority: t.Priority, EstimateHours: t.EstimateCardHours(),
+		DurationHours: schedule.CardHours(t.DurationSeconds), Priority: t.Priority, EstimateHours: t.EstimateCardHours(),
 		Readiness: t.DataReadiness, VRAMGiB: t.VRAMGiB, Precision: t.Precision, Notes: t.Notes, CanUse: canUse}
 	if t.ImageID != nil {
 		r.Image = images[*t.ImageID]
@@ -95,15 +96,15 @@ func (a *Area) renderTemplates(c echo.Context, status int, f web.Form, listErr s
 	if err != nil {
 		return err
 	}
-	teams, _, err := a.planTeamNames(c)
+	teams, err := a.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	typeOpts, types, err := a.planTypeOptions(c)
+	typeOpts, types, err := a.typeOptions(c)
 	if err != nil {
 		return err
 	}
-	canBook := planIDSet(bookable)
+	canBook := idSet(bookable)
 	props := web.TemplatesProps{CanCreate: len(bookable) > 0, Types: typeOpts, ListErr: listErr}
 	for _, t := range tpls {
 		props.Rows = append(props.Rows, templateRow(t, teams, types, nil, canBook[t.TeamID]))
@@ -136,7 +137,7 @@ func (a *Area) newTemplatePage(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if !planIDSet(bookable)[task.TeamID] {
+		if !idSet(bookable)[task.TeamID] {
 			return errs.E(errs.NotFound, "server.newTemplatePage", "task.not_found")
 		}
 		f.Values["task_id"] = strconv.FormatInt(task.ID, 10)
@@ -166,7 +167,7 @@ func (a *Area) renderNewTemplate(c echo.Context, status int, f web.Form) error {
 	if err != nil {
 		return err
 	}
-	teams, _, err := a.planTeamNames(c)
+	teams, err := a.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -174,7 +175,7 @@ func (a *Area) renderNewTemplate(c echo.Context, status int, f web.Form) error {
 	if err != nil {
 		return err
 	}
-	types, _, err := a.planTypeOptions(c)
+	types, _, err := a.typeOptions(c)
 	if err != nil {
 		return err
 	}
@@ -234,11 +235,11 @@ func (a *Area) renderTemplate(c echo.Context, status int, t *store.BookingTempla
 	if err != nil {
 		return err
 	}
-	teams, _, err := a.planTeamNames(c)
+	teams, err := a.store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	_, types, err := a.planTypeOptions(c)
+	_, types, err := a.typeOptions(c)
 	if err != nil {
 		return err
 	}
@@ -248,7 +249,7 @@ func (a *Area) renderTemplate(c echo.Context, status int, t *store.BookingTempla
 			images[img.ID] = img.Name
 		}
 	}
-	props := web.TemplateUseProps{Template: templateRow(*t, teams, types, images, planIDSet(bookable)[t.TeamID])}
+	props := web.TemplateUseProps{Template: templateRow(*t, teams, types, images, idSet(bookable)[t.TeamID])}
 	if created != nil {
 		props.CreatedTaskID, props.CreatedTask = created.ID, created.Name
 	}
@@ -273,7 +274,7 @@ func (a *Area) useTemplateForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if !planIDSet(bookable)[t.TeamID] {
+	if !idSet(bookable)[t.TeamID] {
 		return errs.E(errs.Forbidden, "server.useTemplate", "booking.not_your_team")
 	}
 	start, ok := request.ParseLocal(f.Value("start"), a.cfg.TZ)
