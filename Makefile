@@ -14,7 +14,7 @@ endif
 test:
 	scripts/test.sh
 
-# gofmt, go vet, templ output current, go.mod/go.sum tidy. Leaves the tree as it was.
+# gofmt, go vet, staticcheck, templ output current, go.mod/go.sum tidy. Leaves the tree as it was.
 check:
 	scripts/check.sh
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make check`: the tree is formatted, vetted, its generated templ code is current
+# `make check`: the tree is formatted, vetted, staticcheck-clean, its generated templ code is current
 # and go.mod/go.sum are tidy. Read-only: templ generate and go mod tidy run for
 # real, but whatever they change is compared and then put back, so the check also
 # works in a tree with no commits yet (nothing to `git diff` against) and never
@@ -60,6 +60,14 @@ if ! $have_packages; then
 	echo "no Go packages yet; skipped"
 elif ! go vet ./...; then
 	fail "go vet" "see the report above"
+fi
+
+echo "---- staticcheck"
+# Pinned in go.mod as a tool, so every machine runs the same version.
+if ! $have_packages; then
+	echo "no Go packages yet; skipped"
+elif ! go tool staticcheck ./...; then
+	fail "staticcheck" "see the report above"
 fi
 
 echo "---- templ generate"

@@ -20,7 +20,7 @@ import (
 // token, a made-up token and a revoked one.
 func TestAPIRefusesRequestsWithoutAValidToken(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	c := e.Client()
 	paths := []string{"/api/v1/card-types", "/api/v1/me"}
 	if e.HasRoute(http.MethodGet, "/api/v1/cards") {
@@ -55,22 +55,22 @@ func TestAPIRefusesRequestsWithoutAValidToken(t *testing.T) {
 // token the page carries works.
 func TestCSRF(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	c := e.Client()
-	c.MustLogin("admin", adminPassword)
+	c.MustLogin("admin", servertest.AdminPassword)
 	form := url.Values{"name": {"NVIDIA H20 96GB"}, "vram_gib": {"96"}, "price": {"9.5"}, "tflops_bf16": {"148"}}
 	types := storetest.MustCount(t, e.St, "card_types")
 
-	for name, send := range map[string]func() response{
-		"no token": func() response {
+	for name, send := range map[string]func() servertest.Response{
+		"no token": func() servertest.Response {
 			return c.PostForm("/admin/card-types", url.Values(servertest.CloneValues(form)), false)
 		},
-		"wrong token": func() response {
+		"wrong token": func() servertest.Response {
 			v := servertest.CloneValues(form)
 			v.Set("_csrf", "forged")
 			return c.PostForm("/admin/card-types", v, false)
 		},
-		"cross-site": func() response {
+		"cross-site": func() servertest.Response {
 			v := servertest.CloneValues(form)
 			v.Set("_csrf", c.CSRF())
 			return c.Do(http.MethodPost, "/admin/card-types", strings.NewReader(v.Encode()), http.Header{
@@ -128,7 +128,7 @@ func TestCSRF(t *testing.T) {
 
 func TestHealthReadyMetrics(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	c := e.Client()
 	if r := c.Get("/healthz"); r.StatusCode != http.StatusOK || !strings.Contains(r.String(), `"ok"`) {
 		t.Errorf("/healthz: %d %s", r.StatusCode, r)
@@ -175,7 +175,7 @@ func TestHealthReadyMetrics(t *testing.T) {
 
 func TestLanguage(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	c := e.Client()
 	doc := c.Get("/login").Doc(t)
 	if l := doc.Find("html").AttrOr("lang", ""); l != "zh-CN" {
@@ -249,13 +249,13 @@ func TestLanguage(t *testing.T) {
 // language; the API gets JSON and htmx a fragment.
 func TestErrorPages(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	anon := e.Client()
 	viewer := e.Client()
 	viewer.MustLogin(e.Users["viewer"].Username, e.Users["viewer"].Password)
 	for _, lang := range []string{web.LangZH, web.LangEN} {
 		for _, tc := range []struct {
-			who    *client
+			who    *servertest.Client
 			path   string
 			status int
 			msgKey string
@@ -273,14 +273,14 @@ func TestErrorPages(t *testing.T) {
 			}
 			doc := r.Doc(t)
 			page := doc.Find(`[data-testid=error-page]`)
-			if page.Length() != 1 || page.AttrOr("data-status", "") != itoa(int64(tc.status)) {
+			if page.Length() != 1 || page.AttrOr("data-status", "") != strconv.FormatInt(int64(tc.status), 10) {
 				t.Errorf("%s %s: no error page with data-status %d:\n%.600s", lang, tc.path, tc.status, r)
 				continue
 			}
 			if l := doc.Find("html").AttrOr("lang", ""); l != lang {
 				t.Errorf("%s %s: html lang %q", lang, tc.path, l)
 			}
-			if h := page.Find("h1").Text(); h != web.T(lang, "status."+itoa(int64(tc.status))) {
+			if h := page.Find("h1").Text(); h != web.T(lang, "status."+strconv.FormatInt(int64(tc.status), 10)) {
 				t.Errorf("%s %s: heading %q", lang, tc.path, h)
 			}
 			if msg := page.Find(`[data-testid=error-message]`).Text(); msg != web.T(lang, tc.msgKey) {
@@ -306,5 +306,3 @@ func TestErrorPages(t *testing.T) {
 		t.Errorf("htmx error came with the whole layout")
 	}
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -10,15 +10,4 @@ import (
 // tests of this package add.
 type env struct{ *servertest.Env }
 
-type (
-	envOptions = servertest.Options
-	response   = servertest.Response
-	account    = servertest.Account
-	client     = servertest.Client
-)
-
-const adminPassword = servertest.AdminPassword
-
-var roles = servertest.Roles
-
-func newEnv(tb testing.TB, o envOptions) *env { return &env{servertest.New(tb, o)} }
+func newEnv(tb testing.TB, o servertest.Options) *env { return &env{servertest.New(tb, o)} }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"testing"
 
+	"cardhour/server/servertest"
 	"cardhour/store"
 )
 
@@ -11,7 +12,7 @@ import (
 // can go on from the 404 rather than look logged out.
 func TestNotFoundPageKeepsTheLoggedInHeader(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	c := e.Client()
 	member := e.Users[store.RoleMember]
 	c.MustLogin(member.Username, member.Password)

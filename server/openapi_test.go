@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"cardhour/server/route"
+	"cardhour/server/servertest"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -16,7 +17,7 @@ var abRefPattern = regexp.MustCompile(`"#/components/(schemas|responses)/([A-Za-
 // the table lacks. Every $ref resolves.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	r := e.Client().Get("/api/v1/openapi.json")
 	if r.StatusCode != http.StatusOK {
 		t.Fatalf("GET /api/v1/openapi.json: %d", r.StatusCode)

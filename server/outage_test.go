@@ -36,12 +36,12 @@ func TestPortalSurvivesMariaDBOutage(t *testing.T) {
 	db := startPrivateMariaDB(t, ctl)
 	dsn := db.createDatabase(t, "cardhour_outage")
 
-	e := newEnv(t, envOptions{Vars: map[string]string{"CARDHOUR_DB": "mysql://" + dsn}, Demo: true})
+	e := newEnv(t, servertest.Options{Vars: map[string]string{"CARDHOUR_DB": "mysql://" + dsn}, Demo: true})
 	if e.St.Dialect() != "mysql" {
 		t.Fatalf("portal runs on %s, want mysql", e.St.Dialect())
 	}
 	c := e.Client()
-	c.MustLogin("admin", adminPassword)
+	c.MustLogin("admin", servertest.AdminPassword)
 	token := e.Users["admin"].Token
 	apiPath := "/api/v1/card-types"
 	if e.HasRoute(http.MethodGet, "/api/v1/cards") {
@@ -87,7 +87,7 @@ func TestPortalSurvivesMariaDBOutage(t *testing.T) {
 
 	// The pool reconnects on its own; give it a bounded number of tries.
 	// This waits for recovery, it does not time it.
-	var last response
+	var last servertest.Response
 	recovered := false
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
 		last = c.Get("/")

@@ -44,6 +44,7 @@ import (
 
 	"cardhour/server"
 	"cardhour/server/route"
+	"cardhour/server/servertest"
 )
 
 // publicRoutes is every route that answers without a login. Adding a Public
@@ -190,7 +191,7 @@ func policyProblems(t testing.TB, routes []route.Route) []string {
 
 func TestRouteTableCoversEveryRoute(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	if len(e.Srv.Routes()) == 0 {
 		t.Fatal("srv.Routes() is empty")
 	}
@@ -201,7 +202,7 @@ func TestRouteTableCoversEveryRoute(t *testing.T) {
 
 func TestPublicRoutesAreAllowListed(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	for _, p := range policyProblems(t, e.Srv.Routes()) {
 		t.Error(p)
 	}
@@ -211,7 +212,7 @@ func TestPublicRoutesAreAllowListed(t *testing.T) {
 // for, so a check that silently stopped working would show here.
 func TestRouteTableChecksCatchMistakes(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	e.Srv.Handler().(*echo.Echo).GET("/debug/sneaky", func(c echo.Context) error { return c.String(http.StatusOK, "secret") })
 	if ps := coverageProblems(e.Srv); !containsProblem(ps, "GET /debug/sneaky is served by echo but missing") {
 		t.Errorf("a route added on echo directly was not reported; problems: %q", ps)
@@ -317,7 +318,7 @@ func (e *env) matrixRequest(r route.Route, who string, cred credentials) *httpte
 // 403 (logged in, role too low); at or above it neither, and no server error.
 func TestRouteRoleMatrix(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{Demo: true})
+	e := newEnv(t, servertest.Options{Demo: true})
 	routes := e.Srv.Routes()
 	sort.Slice(routes, func(i, j int) bool {
 		return routeKey(routes[i].Method, routes[i].Path) < routeKey(routes[j].Method, routes[j].Path)

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"cardhour/server/servertest"
 	"net/http"
 	"regexp"
 	"strings"
@@ -14,7 +15,7 @@ var hashedAsset = regexp.MustCompile(`^/assets/[a-z/]+\.[0-9a-f]{12}\.(css|js)$`
 // The login page links its stylesheets and scripts by hashed URL, and the
 // portal serves those for a year; plain names are revalidated.
 func TestStaticAssetsHashedAndImmutable(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	c := e.Client()
 	doc := c.Get("/login").Doc(t)
 	var urls []string
@@ -55,7 +56,7 @@ func TestStaticAssetsHashedAndImmutable(t *testing.T) {
 }
 
 func TestFaviconRedirectsToHashedURL(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	c := e.Client()
 	res := c.Get("/favicon.ico")
 	loc := res.Header.Get("Location")

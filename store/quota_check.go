@@ -35,10 +35,6 @@ func (s *Store) checkQuota(tx *gorm.DB, teamID, cardTypeID int64, cards int, w s
 	return schedule.CheckQuota(&sq, cards, w, used, peak), q, nil
 }
 
-func hours(seconds int64) string {
-	return fmt.Sprintf("%.1f", float64(seconds)/3600)
-}
-
 func quotaErr(op string, v schedule.QuotaVerdict) error {
 	switch v.Limit {
 	case schedule.LimitHours:

@@ -194,9 +194,6 @@ func shortSHA(s string) string {
 	return s
 }
 
-// fileBaseName is the last segment of a path, for download names.
-func fileBaseName(p string) string { return path.Base(p) }
-
 // fileDiffClass styles a diff line.
 func fileDiffClass(kind string) string {
 	switch kind {

@@ -1,6 +1,7 @@
 package account_test
 
 import (
+	"cardhour/server/servertest"
 	"cardhour/web"
 	"net/http"
 	"testing"
@@ -10,7 +11,7 @@ import (
 // that address, even for the right password, with 429 and Retry-After.
 func TestLoginRateLimit(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := servertest.New(t, servertest.Options{})
 	c := e.Client()
 	for i := 1; i <= 10; i++ {
 		r := c.Login("admin", "wrong-password")
@@ -21,7 +22,7 @@ func TestLoginRateLimit(t *testing.T) {
 			t.Fatalf("failure %d: form error %q", i, msg)
 		}
 	}
-	r := c.Login("admin", adminPassword)
+	r := c.Login("admin", servertest.AdminPassword)
 	if r.StatusCode != http.StatusTooManyRequests {
 		t.Fatalf("after 10 failures: status %d, want 429", r.StatusCode)
 	}

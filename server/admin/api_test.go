@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -33,7 +34,7 @@ func countAudit(tb testing.TB, st *store.Store) int64 {
 // lists the cards (and the card types); the token's owner is who /me says.
 func TestAPITokenListsCards(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{Demo: true})
+	e := newEnv(t, servertest.Options{Demo: true})
 	c := e.Client()
 	cards, err := e.St.FindCards(context.Background(), store.CardFilter{})
 	if err != nil || len(cards) == 0 {
@@ -43,7 +44,7 @@ func TestAPITokenListsCards(t *testing.T) {
 	if !e.HasRoute(http.MethodGet, "/api/v1/cards") {
 		t.Fatal("GET /api/v1/cards is not in the route table; the issue's acceptance needs it (registerAdminAPI in server/admin_more.go)")
 	}
-	for _, role := range roles {
+	for _, role := range servertest.Roles {
 		r := c.APICall(http.MethodGet, "/api/v1/cards", e.Users[role].Token, "")
 		if r.StatusCode != http.StatusOK {
 			t.Fatalf("GET /api/v1/cards as %s: status %d: %s", role, r.StatusCode, r)
@@ -96,7 +97,7 @@ func TestAPITokenListsCards(t *testing.T) {
 // "fields", in the caller's language, and nothing reaches the database.
 func TestAPIRejectsInvalidCardTypeWithFields(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	c := e.Client()
 	admin := e.Users["admin"].Token
 	types, audits := countCardTypes(t, e.St), countAudit(t, e.St)
@@ -130,7 +131,7 @@ func TestAPIRejectsInvalidCardTypeWithFields(t *testing.T) {
 // JSON body), never a 500, and writes nothing.
 func TestAPIRejectsMalformedJSON(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	c := e.Client()
 	admin := e.Users["admin"].Token
 	types := countCardTypes(t, e.St)
@@ -160,7 +161,7 @@ func TestAPIRejectsMalformedJSON(t *testing.T) {
 
 func TestAPIDuplicateCardTypeNameIsConflict(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	c := e.Client()
 	admin := e.Users["admin"].Token
 	const body = `{"name":"NVIDIA H20 96GB","vram_gib":96,"price_yuan":"9.5","tflops_bf16":148}`
@@ -192,12 +193,12 @@ func TestAPIDuplicateCardTypeNameIsConflict(t *testing.T) {
 	if err := json.Unmarshal(r.Body, &other); err != nil || other.ID == 0 {
 		t.Fatalf("create second: %d %s", r.StatusCode, r)
 	}
-	servertest.MustAPIError(t, c.APICall(http.MethodPut, "/api/v1/card-types/"+itoa(other.ID), admin, body), http.StatusConflict, "conflict")
+	servertest.MustAPIError(t, c.APICall(http.MethodPut, "/api/v1/card-types/"+strconv.FormatInt(other.ID, 10), admin, body), http.StatusConflict, "conflict")
 }
 
 func TestAPIUnknownIDIsNotFoundJSON(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	c := e.Client()
 	admin := e.Users["admin"].Token
 	valid := `{"name":"X","vram_gib":96,"price_fen":950,"tflops_bf16":148}`

@@ -15,12 +15,13 @@ import (
 	"strings"
 	"testing"
 
+	"cardhour/server/servertest"
 	"cardhour/store"
 )
 
 // api sends a JSON request with the bearer token of role and decodes the
 // answer into out when out is not nil.
-func (e *env) admAPI(role, method, path, body string, out any) response {
+func (e *env) admAPI(role, method, path, body string, out any) servertest.Response {
 	e.T.Helper()
 	var r io.Reader
 	h := http.Header{"Authorization": {"Bearer " + e.Users[role].Token}, "Accept": {"application/json"}}
@@ -46,7 +47,7 @@ type admAPIError struct {
 	} `json:"error"`
 }
 
-func admDecodeErr(t *testing.T, r response) admAPIError {
+func admDecodeErr(t *testing.T, r servertest.Response) admAPIError {
 	t.Helper()
 	var e admAPIError
 	if err := json.Unmarshal(r.Body, &e); err != nil {
@@ -55,7 +56,7 @@ func admDecodeErr(t *testing.T, r response) admAPIError {
 	return e
 }
 
-func admWantStatus(t *testing.T, r response, want int, what string) {
+func admWantStatus(t *testing.T, r servertest.Response, want int, what string) {
 	t.Helper()
 	if r.StatusCode != want {
 		t.Fatalf("%s: status %d, want %d\n%.1500s", what, r.StatusCode, want, r)
@@ -91,7 +92,7 @@ func (e *env) admCard(hostID, typeID int64, index int) *store.Card {
 }
 
 func TestAdminPagesRenderForAdmin(t *testing.T) {
-	e := newEnv(t, envOptions{Demo: true})
+	e := newEnv(t, servertest.Options{Demo: true})
 	c := e.LoggedIn(store.RoleAdmin)
 	for path, testid := range map[string]string{
 		"/admin/hosts":    "hosts-table",
@@ -126,7 +127,7 @@ func TestAdminPagesRenderForAdmin(t *testing.T) {
 }
 
 func TestAdminCardsPageFilters(t *testing.T) {
-	e := newEnv(t, envOptions{Demo: true})
+	e := newEnv(t, servertest.Options{Demo: true})
 	c := e.LoggedIn(store.RoleAdmin)
 	all := c.Get("/admin/cards").Doc(t).Find(`[data-testid=card-row]`).Length()
 	if all != 32 {
@@ -151,7 +152,7 @@ func TestAdminCardsPageFilters(t *testing.T) {
 }
 
 func TestAdminHostAPI(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	var h struct {
 		ID    int64  `json:"id"`
 		Name  string `json:"name"`
@@ -213,7 +214,7 @@ func TestAdminHostAPI(t *testing.T) {
 }
 
 func TestAdminHostPageFormErrorsAndPRG(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	c := e.LoggedIn(store.RoleAdmin)
 	before := e.AuditTotal()
 	r := c.PostForm("/admin/hosts", url.Values{"name": {"no spaces allowed"}, "zone": {"z"}}, true)
@@ -251,7 +252,7 @@ func TestAdminHostPageFormErrorsAndPRG(t *testing.T) {
 }
 
 func TestAdminCardAPIResolvesNames(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	h := e.admHost("gpu-gz-01")
 	ct := e.admCardType("NVIDIA L40S 48GB")
 	var cd struct {
@@ -312,7 +313,7 @@ func TestAdminCardAPIResolvesNames(t *testing.T) {
 // TestCardInUseCanOnlyBeRetired gives a card a row that refers to it, the
 // way a booking will, and checks that delete is refused and retire works.
 func TestAdminCardInUseCanOnlyBeRetired(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	h := e.admHost("gpu-bj-01")
 	ct := e.admCardType("NVIDIA H800 80GB")
 	cd := e.admCard(h.ID, ct.ID, 0)
@@ -359,7 +360,7 @@ func TestAdminCardInUseCanOnlyBeRetired(t *testing.T) {
 }
 
 func TestAdminCardFormReportsBadNumbers(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	h := e.admHost("gpu-bj-01")
 	c := e.LoggedIn(store.RoleAdmin)
 	r := c.PostForm("/admin/cards", url.Values{"uuid": {"GPU-x"}, "index": {"first"}, "host_id": {strconv.FormatInt(h.ID, 10)}, "card_type_id": {""}, "status": {"active"}}, true)
@@ -376,7 +377,7 @@ func TestAdminCardFormReportsBadNumbers(t *testing.T) {
 }
 
 func TestAdminImageAPIAndPage(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	var img struct {
 		ID   int64  `json:"id"`
 		Name string `json:"name"`
@@ -399,7 +400,7 @@ func TestAdminImageAPIAndPage(t *testing.T) {
 }
 
 func TestAdminTeamMembership(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	c := e.LoggedIn(store.RoleAdmin)
 	r := c.PostForm("/admin/teams", url.Values{"name": {"大模型组"}, "description": {"LLM"}}, true)
 	admWantStatus(t, r, http.StatusSeeOther, "create team")
@@ -469,7 +470,7 @@ func TestAdminTeamMembership(t *testing.T) {
 }
 
 func TestAdminLastAdminCannotBeDemoted(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	admin := e.Users["admin"]
 	id := strconv.FormatInt(admin.ID, 10)
 	before := e.AuditTotal()
@@ -506,7 +507,7 @@ func TestAdminLastAdminCannotBeDemoted(t *testing.T) {
 }
 
 func TestAdminUserAPIAndPages(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	var u struct {
 		ID       int64  `json:"id"`
 		Username string `json:"username"`
@@ -565,7 +566,7 @@ func TestAdminUserAPIAndPages(t *testing.T) {
 }
 
 func TestAdminAuditPageAndAPI(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	ctx := store.WithActor(context.Background(), store.Actor{Username: "admin"})
 	for i := 0; i < 55; i++ {
 		if _, err := e.St.CreateHost(ctx, store.HostInput{Name: fmt.Sprintf("gpu-%02d", i)}); err != nil {

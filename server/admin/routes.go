@@ -1,58 +1,37 @@
 package admin
 
 import (
+	"net/http"
+	"slices"
+
 	"cardhour/server/route"
 	"cardhour/store"
-	"net/http"
 )
 
-// Routes are the admin pages and API: inventory (card types, hosts, cards,
-// images), people (teams, members, users) and the audit log.
+// Routes are the admin pages and API: the inventory (card types, hosts,
+// cards, images), people (teams and their members, users) and the audit
+// log. Each resource's pages and API are listed together.
 func (a *Area) Routes() []route.Route {
+	return slices.Concat(
+		[]route.Route{route.New(route.GET, "/admin", route.Admin, a.adminIndex)},
+		a.cardTypesRoutes(),
+		a.hostsRoutes(),
+		a.cardsRoutes(),
+		a.imagesRoutes(),
+		a.teamsRoutes(),
+		a.usersRoutes(),
+		a.auditRoutes(),
+	)
+}
+
+// cardTypesRoutes are card types: the kinds of card with their VRAM, precisions and price.
+func (a *Area) cardTypesRoutes() []route.Route {
 	return []route.Route{
-		route.New(route.GET, "/admin", route.Admin, a.adminIndex),
 		route.New(route.GET, "/admin/card-types", route.Admin, a.cardTypesPage),
 		route.New(route.POST, "/admin/card-types", route.Admin, a.createCardTypeForm),
 		route.New(route.GET, "/admin/card-types/:id", route.Admin, a.editCardTypePage),
 		route.New(route.POST, "/admin/card-types/:id", route.Admin, a.updateCardTypeForm),
 		route.New(route.POST, "/admin/card-types/:id/delete", route.Admin, a.deleteCardTypeForm),
-
-		route.New(route.GET, "/admin/hosts", route.Admin, a.hostsPage),
-		route.New(route.POST, "/admin/hosts", route.Admin, a.createHostForm),
-		route.New(route.GET, "/admin/hosts/:id", route.Admin, a.editHostPage),
-		route.New(route.POST, "/admin/hosts/:id", route.Admin, a.updateHostForm),
-		route.New(route.POST, "/admin/hosts/:id/delete", route.Admin, a.deleteHostForm),
-
-		route.New(route.GET, "/admin/cards", route.Admin, a.cardsPage),
-		route.New(route.POST, "/admin/cards", route.Admin, a.createCardForm),
-		route.New(route.GET, "/admin/cards/:id", route.Admin, a.editCardPage),
-		route.New(route.POST, "/admin/cards/:id", route.Admin, a.updateCardForm),
-		route.New(route.POST, "/admin/cards/:id/retire", route.Admin, a.retireCardForm),
-		route.New(route.POST, "/admin/cards/:id/delete", route.Admin, a.deleteCardForm),
-
-		route.New(route.GET, "/admin/images", route.Admin, a.imagesPage),
-		route.New(route.POST, "/admin/images", route.Admin, a.createImageForm),
-		route.New(route.GET, "/admin/images/:id", route.Admin, a.editImagePage),
-		route.New(route.POST, "/admin/images/:id", route.Admin, a.updateImageForm),
-		route.New(route.POST, "/admin/images/:id/delete", route.Admin, a.deleteImageForm),
-
-		route.New(route.GET, "/admin/teams", route.Admin, a.teamsPage),
-		route.New(route.POST, "/admin/teams", route.Admin, a.createTeamForm),
-		route.New(route.GET, "/admin/teams/:id", route.Admin, a.editTeamPage),
-		route.New(route.POST, "/admin/teams/:id", route.Admin, a.updateTeamForm),
-		route.New(route.POST, "/admin/teams/:id/delete", route.Admin, a.deleteTeamForm),
-		route.New(route.POST, "/admin/teams/:id/members", route.Admin, a.addMemberForm),
-		route.New(route.POST, "/admin/teams/:id/members/:user_id", route.Admin, a.setMemberRoleForm),
-		route.New(route.POST, "/admin/teams/:id/members/:user_id/delete", route.Admin, a.removeMemberForm),
-
-		route.New(route.GET, "/admin/users", route.Admin, a.usersPage),
-		route.New(route.POST, "/admin/users", route.Admin, a.createUserForm),
-		route.New(route.GET, "/admin/users/:id", route.Admin, a.editUserPage),
-		route.New(route.POST, "/admin/users/:id", route.Admin, a.updateUserForm),
-
-		route.New(route.GET, "/admin/audit", route.Admin, a.auditPage),
-
-		// API.
 		route.Op(route.GET, "/api/v1/card-types", route.Viewer, a.apiListCardTypes, route.API{
 			Tag:     "inventory",
 			Summary: "List card types, cheapest first",
@@ -87,7 +66,17 @@ func (a *Area) Routes() []route.Route {
 			Status:   http.StatusNoContent,
 			Conflict: true,
 		}),
+	}
+}
 
+// hostsRoutes are hosts: the machines the cards sit in.
+func (a *Area) hostsRoutes() []route.Route {
+	return []route.Route{
+		route.New(route.GET, "/admin/hosts", route.Admin, a.hostsPage),
+		route.New(route.POST, "/admin/hosts", route.Admin, a.createHostForm),
+		route.New(route.GET, "/admin/hosts/:id", route.Admin, a.editHostPage),
+		route.New(route.POST, "/admin/hosts/:id", route.Admin, a.updateHostForm),
+		route.New(route.POST, "/admin/hosts/:id/delete", route.Admin, a.deleteHostForm),
 		route.Op(route.GET, "/api/v1/hosts", route.Viewer, a.apiListHosts, route.API{
 			Tag:     "inventory",
 			Summary: "List hosts with their card counts",
@@ -122,7 +111,18 @@ func (a *Area) Routes() []route.Route {
 			Status:   http.StatusNoContent,
 			Conflict: true,
 		}),
+	}
+}
 
+// cardsRoutes are cards: each GPU by uuid, its host, type and status.
+func (a *Area) cardsRoutes() []route.Route {
+	return []route.Route{
+		route.New(route.GET, "/admin/cards", route.Admin, a.cardsPage),
+		route.New(route.POST, "/admin/cards", route.Admin, a.createCardForm),
+		route.New(route.GET, "/admin/cards/:id", route.Admin, a.editCardPage),
+		route.New(route.POST, "/admin/cards/:id", route.Admin, a.updateCardForm),
+		route.New(route.POST, "/admin/cards/:id/retire", route.Admin, a.retireCardForm),
+		route.New(route.POST, "/admin/cards/:id/delete", route.Admin, a.deleteCardForm),
 		route.Op(route.GET, "/api/v1/cards", route.Viewer, a.apiListCards, route.API{
 			Tag:     "inventory",
 			Summary: "List cards",
@@ -158,7 +158,17 @@ func (a *Area) Routes() []route.Route {
 			Status:   http.StatusNoContent,
 			Conflict: true,
 		}),
+	}
+}
 
+// imagesRoutes are images: the environment catalogue.
+func (a *Area) imagesRoutes() []route.Route {
+	return []route.Route{
+		route.New(route.GET, "/admin/images", route.Admin, a.imagesPage),
+		route.New(route.POST, "/admin/images", route.Admin, a.createImageForm),
+		route.New(route.GET, "/admin/images/:id", route.Admin, a.editImagePage),
+		route.New(route.POST, "/admin/images/:id", route.Admin, a.updateImageForm),
+		route.New(route.POST, "/admin/images/:id/delete", route.Admin, a.deleteImageForm),
 		route.Op(route.GET, "/api/v1/images", route.Viewer, a.apiListImages, route.API{
 			Tag:     "inventory",
 			Summary: "List environment images",
@@ -193,7 +203,20 @@ func (a *Area) Routes() []route.Route {
 			Status:   http.StatusNoContent,
 			Conflict: true,
 		}),
+	}
+}
 
+// teamsRoutes are teams and their members with team roles.
+func (a *Area) teamsRoutes() []route.Route {
+	return []route.Route{
+		route.New(route.GET, "/admin/teams", route.Admin, a.teamsPage),
+		route.New(route.POST, "/admin/teams", route.Admin, a.createTeamForm),
+		route.New(route.GET, "/admin/teams/:id", route.Admin, a.editTeamPage),
+		route.New(route.POST, "/admin/teams/:id", route.Admin, a.updateTeamForm),
+		route.New(route.POST, "/admin/teams/:id/delete", route.Admin, a.deleteTeamForm),
+		route.New(route.POST, "/admin/teams/:id/members", route.Admin, a.addMemberForm),
+		route.New(route.POST, "/admin/teams/:id/members/:user_id", route.Admin, a.setMemberRoleForm),
+		route.New(route.POST, "/admin/teams/:id/members/:user_id/delete", route.Admin, a.removeMemberForm),
 		route.Op(route.GET, "/api/v1/teams", route.Admin, a.apiListTeams, route.API{
 			Tag:     "people",
 			Summary: "List teams with member counts",
@@ -248,7 +271,16 @@ func (a *Area) Routes() []route.Route {
 			Status:   http.StatusNoContent,
 			Conflict: true,
 		}),
+	}
+}
 
+// usersRoutes are users and their site roles.
+func (a *Area) usersRoutes() []route.Route {
+	return []route.Route{
+		route.New(route.GET, "/admin/users", route.Admin, a.usersPage),
+		route.New(route.POST, "/admin/users", route.Admin, a.createUserForm),
+		route.New(route.GET, "/admin/users/:id", route.Admin, a.editUserPage),
+		route.New(route.POST, "/admin/users/:id", route.Admin, a.updateUserForm),
 		route.Op(route.GET, "/api/v1/users", route.Admin, a.apiListUsers, route.API{
 			Tag:     "people",
 			Summary: "List users with their teams",
@@ -278,7 +310,13 @@ func (a *Area) Routes() []route.Route {
 			Result:   route.JSON("User", userJSON{}),
 			Conflict: true,
 		}),
+	}
+}
 
+// auditRoutes are the audit log.
+func (a *Area) auditRoutes() []route.Route {
+	return []route.Route{
+		route.New(route.GET, "/admin/audit", route.Admin, a.auditPage),
 		route.Op(route.GET, "/api/v1/audit", route.Admin, a.apiListAudit, route.API{
 			Tag:     "people",
 			Summary: "The audit log, newest first",

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"cardhour/server/servertest"
 	"cardhour/store"
 )
 
@@ -17,8 +18,8 @@ import (
 // request, as cron or the agent sends them. samples/s is the figure to hold
 // against the 50,000.
 func BenchmarkPushNvidiaSMI(b *testing.B) {
-	e := newEnv(b, envOptions{Vars: map[string]string{"CARDHOUR_SIMULATOR": "false"}})
-	ctx := adminCtx(e)
+	e := servertest.New(b, servertest.Options{Vars: map[string]string{"CARDHOUR_SIMULATOR": "false"}})
+	ctx := e.AdminCtx()
 	ct, err := e.St.CreateCardType(ctx, store.CardTypeInput{Name: "H800", VRAMGiB: 80, TFLOPSBF16: 989, PriceFen: 2200})
 	if err != nil {
 		b.Fatal(err)

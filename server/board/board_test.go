@@ -21,7 +21,7 @@ import (
 // fleetEnv is a portal with a small inventory, its live side running, an
 // agent token and a board token.
 type fleetEnv struct {
-	*env
+	*servertest.Env
 	cards              []*store.Card
 	host               *store.Host
 	agentTok, boardTok string
@@ -32,16 +32,11 @@ const (
 	uuid1 = "GPU-896386b1-a55f-a29a-fa34-53ff0052044a"
 )
 
-func adminCtx(e *env) context.Context {
-	a := e.Users[store.RoleAdmin]
-	return store.WithActor(context.Background(), store.Actor{UserID: a.ID, Username: a.Username})
-}
-
 func newFleetEnv(t *testing.T, live bool) *fleetEnv {
 	t.Helper()
-	e := newEnv(t, envOptions{Vars: map[string]string{"CARDHOUR_SIMULATOR": "false"}})
-	ctx := adminCtx(e)
-	fe := &fleetEnv{env: e}
+	e := servertest.New(t, servertest.Options{Vars: map[string]string{"CARDHOUR_SIMULATOR": "false"}})
+	ctx := e.AdminCtx()
+	fe := &fleetEnv{Env: e}
 	ct, err := e.St.CreateCardType(ctx, store.CardTypeInput{Name: "NVIDIA H800 80GB", VRAMGiB: 80, TFLOPSBF16: 989.4, PriceFen: 2200})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +75,7 @@ func fixture(t *testing.T, name string) string {
 }
 
 // push posts raw nvidia-smi output as a cron line would.
-func (fe *fleetEnv) push(token, host, body string) response {
+func (fe *fleetEnv) push(token, host, body string) servertest.Response {
 	fe.T.Helper()
 	h := http.Header{"Content-Type": {"text/csv"}}
 	if token != "" {
@@ -221,9 +216,9 @@ func TestTelemetryPushChecksItsToken(t *testing.T) {
 	t.Parallel()
 	fe := newFleetEnv(t, false)
 	body := fixture(t, "nvidia-smi-units.csv")
-	_, revoked, _ := fe.St.CreateTelemetryToken(adminCtx(fe.env), store.TokenAgent, "old")
+	_, revoked, _ := fe.St.CreateTelemetryToken(fe.AdminCtx(), store.TokenAgent, "old")
 	list, _ := fe.St.FindTelemetryTokens(context.Background())
-	if err := fe.St.RevokeTelemetryToken(adminCtx(fe.env), list[0].ID); err != nil {
+	if err := fe.St.RevokeTelemetryToken(fe.AdminCtx(), list[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -364,7 +359,7 @@ func TestAdminsIssueBoardTokensAndRegisterNewCards(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := fe.Client()
-	c.MustLogin("admin", adminPassword)
+	c.MustLogin("admin", servertest.AdminPassword)
 	page := c.Get("/admin/telemetry").Doc(t)
 	row := page.Find(`[data-testid=pending-row][data-uuid="GPU-aa12f3d5-b3dc-d3e4-47d2-a5ea475b4b2f"]`)
 	if row.Length() != 1 {

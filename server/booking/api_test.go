@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +21,7 @@ import (
 // card-hours back; the task then shows what was booked.
 func TestBookingAPIHappyPath(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{}, 4, 1000)
+	f := servertest.NewFleet(t, servertest.Options{}, 4, 1000)
 	member := f.Token(store.RoleMember)
 
 	task := servertest.Decode[struct {
@@ -60,18 +61,18 @@ func TestBookingAPIHappyPath(t *testing.T) {
 		}
 	}
 
-	got := servertest.Decode[servertest.Booking](t, f.Call(http.MethodGet, "/api/v1/bookings/"+itoa(b.ID), f.Token(store.RoleViewer), ""), http.StatusOK)
+	got := servertest.Decode[servertest.Booking](t, f.Call(http.MethodGet, "/api/v1/bookings/"+strconv.FormatInt(b.ID, 10), f.Token(store.RoleViewer), ""), http.StatusOK)
 	if got.State != b.State || strings.Join(got.Cards, ",") != strings.Join(b.Cards, ",") || got.CardType != "H800" {
 		t.Errorf("GET by a viewer of the team: %+v, want the created booking %+v", got, b)
 	}
-	servertest.MustAPIError(t, f.Call(http.MethodGet, "/api/v1/bookings/"+itoa(b.ID), f.Outsider.Token, ""), http.StatusNotFound, "not_found")
+	servertest.MustAPIError(t, f.Call(http.MethodGet, "/api/v1/bookings/"+strconv.FormatInt(b.ID, 10), f.Outsider.Token, ""), http.StatusNotFound, "not_found")
 
 	list := servertest.Decode[struct{ Bookings []servertest.Booking }](t, f.Call(http.MethodGet, "/api/v1/bookings?mine=1&card_type=H800", member, ""), http.StatusOK)
 	if len(list.Bookings) != 1 || list.Bookings[0].ID != b.ID {
 		t.Errorf("GET /api/v1/bookings?mine=1: %+v", list.Bookings)
 	}
 
-	rel := servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings/"+itoa(b.ID)+"/release", member, ""), http.StatusOK)
+	rel := servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings/"+strconv.FormatInt(b.ID, 10)+"/release", member, ""), http.StatusOK)
 	if rel.State != store.BookingReleased {
 		t.Errorf("released booking state %q", rel.State)
 	}
@@ -82,7 +83,7 @@ func TestBookingAPIHappyPath(t *testing.T) {
 	if rel.ReturnedFen <= 5850 || rel.ReturnedFen > 6000 {
 		t.Errorf("returned %d fen, want just under 6000", rel.ReturnedFen)
 	}
-	servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/bookings/"+itoa(b.ID)+"/release", member, ""), http.StatusConflict, "conflict")
+	servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/bookings/"+strconv.FormatInt(b.ID, 10)+"/release", member, ""), http.StatusConflict, "conflict")
 
 	detail := servertest.Decode[struct {
 		EstimateCardHours float64 `json:"estimate_card_hours"`
@@ -91,18 +92,18 @@ func TestBookingAPIHappyPath(t *testing.T) {
 			Bookings        int     `json:"bookings"`
 			Deviation       string  `json:"deviation"`
 		} `json:"usage"`
-	}](t, f.Call(http.MethodGet, "/api/v1/tasks/"+itoa(task.ID), member, ""), http.StatusOK)
+	}](t, f.Call(http.MethodGet, "/api/v1/tasks/"+strconv.FormatInt(task.ID, 10), member, ""), http.StatusOK)
 	if detail.Usage.Bookings != 1 || detail.Usage.BookedCardHours < 0 || detail.Usage.BookedCardHours > 0.1 || detail.Usage.Deviation == "" {
 		t.Errorf("task usage after the release: %+v", detail.Usage)
 	}
-	servertest.MustAPIError(t, f.Call(http.MethodGet, "/api/v1/tasks/"+itoa(task.ID), f.Outsider.Token, ""), http.StatusNotFound, "not_found")
+	servertest.MustAPIError(t, f.Call(http.MethodGet, "/api/v1/tasks/"+strconv.FormatInt(task.ID, 10), f.Outsider.Token, ""), http.StatusNotFound, "not_found")
 }
 
 // TestBookingAPIFullPoolIsConflict: with every card taken the answer is 409
 // with the free count, and with queue=true the request waits instead.
 func TestBookingAPIFullPoolIsConflict(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{}, 4, 1000)
+	f := servertest.NewFleet(t, servertest.Options{}, 4, 1000)
 	member := f.Token(store.RoleMember)
 	servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings", member, f.BookingBody(f.Normal.ID, "H800", 3, 0, 2)), http.StatusCreated)
 	before := f.Counts()
@@ -125,7 +126,7 @@ func TestBookingAPIFullPoolIsConflict(t *testing.T) {
 // booking, a card assignment nor an audit entry appears.
 func TestBookingAPIBadInputIs422AndWritesNothing(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{}, 4, 1000)
+	f := servertest.NewFleet(t, servertest.Options{}, 4, 1000)
 	member := f.Token(store.RoleMember)
 	task := f.Normal.ID
 	raw := func(start, end string) string {
@@ -203,7 +204,7 @@ func TestBookingAPIBadInputIs422AndWritesNothing(t *testing.T) {
 // nothing is written; a manager may override, which the audit log records.
 func TestBookingAPIOverQuotaIsConflict(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{}, 4, 100)
+	f := servertest.NewFleet(t, servertest.Options{}, 4, 100)
 	member := f.Token(store.RoleMember)
 	before := f.Counts()
 
@@ -241,7 +242,7 @@ func TestBookingAPIOverQuotaIsConflict(t *testing.T) {
 // overlapping backfill one; GET on the victim says preempted and by which.
 func TestBookingAPIPreemptionIsVisibleToTheVictim(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{}, 4, 1000)
+	f := servertest.NewFleet(t, servertest.Options{}, 4, 1000)
 	member, manager := f.Token(store.RoleMember), f.Token(store.RoleManager)
 	victim := servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings", member, f.BookingBody(f.Backfill.ID, "H800", 4, 1, 5)), http.StatusCreated)
 	if victim.Priority != "backfill" || victim.State != store.BookingConfirmed {
@@ -251,7 +252,7 @@ func TestBookingAPIPreemptionIsVisibleToTheVictim(t *testing.T) {
 	if len(core.Preempted) != 1 || core.Preempted[0] != victim.ID {
 		t.Fatalf("core booking preempted %v, want [%d]", core.Preempted, victim.ID)
 	}
-	got := servertest.Decode[servertest.Booking](t, f.Call(http.MethodGet, "/api/v1/bookings/"+itoa(victim.ID), member, ""), http.StatusOK)
+	got := servertest.Decode[servertest.Booking](t, f.Call(http.MethodGet, "/api/v1/bookings/"+strconv.FormatInt(victim.ID, 10), member, ""), http.StatusOK)
 	if got.State != store.BookingPreempted || got.Note != fmt.Sprintf("booking #%d", core.ID) {
 		t.Errorf("victim after preemption: state %q note %q, want preempted by booking #%d", got.State, got.Note, core.ID)
 	}
@@ -265,7 +266,7 @@ func TestBookingAPIPreemptionIsVisibleToTheVictim(t *testing.T) {
 // TestBookingAPIAccess: a viewer may read but not book; no token is 401.
 func TestBookingAPIAccess(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{}, 2, 1000)
+	f := servertest.NewFleet(t, servertest.Options{}, 2, 1000)
 	body := f.BookingBody(f.Normal.ID, "H800", 1, 0, 1)
 	before := f.Counts()
 	servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/bookings", f.Token(store.RoleViewer), body), http.StatusForbidden, "forbidden")
@@ -284,28 +285,28 @@ func TestBookingAPIAccess(t *testing.T) {
 	}
 	// Another team's member may not touch this team's booking.
 	b := servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings", f.Token(store.RoleMember), body), http.StatusCreated)
-	servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/bookings/"+itoa(b.ID)+"/cancel", f.Outsider.Token, ""), http.StatusForbidden, "forbidden")
+	servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/bookings/"+strconv.FormatInt(b.ID, 10)+"/cancel", f.Outsider.Token, ""), http.StatusForbidden, "forbidden")
 }
 
 // TestBookingAPIExtendCancelApprove: the other lifecycle actions.
 func TestBookingAPIExtendCancelApprove(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{}, 2, 1000)
+	f := servertest.NewFleet(t, servertest.Options{}, 2, 1000)
 	member := f.Token(store.RoleMember)
 	a := servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings", member, f.BookingBody(f.Normal.ID, "H800", 2, 0, 1)), http.StatusCreated)
-	ext := servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings/"+itoa(a.ID)+"/extend", member, fmt.Sprintf(`{"end":%q}`, f.At(2))), http.StatusOK)
+	ext := servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings/"+strconv.FormatInt(a.ID, 10)+"/extend", member, fmt.Sprintf(`{"end":%q}`, f.At(2))), http.StatusOK)
 	if ext.End != f.At(2) {
 		t.Errorf("extended end %s, want %s", ext.End, f.At(2))
 	}
-	got := servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/bookings/"+itoa(a.ID)+"/extend", member, `{"end":"later"}`), http.StatusUnprocessableEntity, "invalid")
+	got := servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/bookings/"+strconv.FormatInt(a.ID, 10)+"/extend", member, `{"end":"later"}`), http.StatusUnprocessableEntity, "invalid")
 	if got.Error.Fields["end"] != web.T(web.LangEN, "api.time_invalid") {
 		t.Errorf("extend with a malformed end: %v", got.Error.Fields)
 	}
 	// The cards are taken 2–3 h by another booking: extending into it conflicts.
 	servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings", member, f.BookingBody(f.Normal.ID, "H800", 2, 2, 3)), http.StatusCreated)
-	servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/bookings/"+itoa(a.ID)+"/extend", member, fmt.Sprintf(`{"end":%q}`, f.At(3))), http.StatusConflict, "conflict")
+	servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/bookings/"+strconv.FormatInt(a.ID, 10)+"/extend", member, fmt.Sprintf(`{"end":%q}`, f.At(3))), http.StatusConflict, "conflict")
 
-	c := servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings/"+itoa(a.ID)+"/cancel", member, ""), http.StatusOK)
+	c := servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings/"+strconv.FormatInt(a.ID, 10)+"/cancel", member, ""), http.StatusOK)
 	if c.State != store.BookingCancelled {
 		t.Errorf("cancelled state %q", c.State)
 	}
@@ -319,7 +320,7 @@ func TestBookingAPIExtendCancelApprove(t *testing.T) {
 	if w.State != store.BookingPending || w.WaitReason != store.WaitApproval {
 		t.Fatalf("booking in a team needing approval: %+v", w)
 	}
-	ok := servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings/"+itoa(w.ID)+"/approve", f.Token(store.RoleManager), ""), http.StatusOK)
+	ok := servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings/"+strconv.FormatInt(w.ID, 10)+"/approve", f.Token(store.RoleManager), ""), http.StatusOK)
 	if ok.State != store.BookingConfirmed || len(ok.Cards) != 1 {
 		t.Errorf("approved booking: %+v", ok)
 	}
@@ -328,7 +329,7 @@ func TestBookingAPIExtendCancelApprove(t *testing.T) {
 // TestTaskAPIListsTheCallersTeams: tasks of one's teams only; admins all.
 func TestTaskAPIListsTheCallersTeams(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{}, 1, 1000)
+	f := servertest.NewFleet(t, servertest.Options{}, 1, 1000)
 	type list struct {
 		Tasks []struct {
 			Name   string `json:"name"`
@@ -350,12 +351,12 @@ func TestTaskAPIListsTheCallersTeams(t *testing.T) {
 	upd := servertest.Decode[struct {
 		Priority          string  `json:"priority"`
 		EstimateCardHours float64 `json:"estimate_card_hours"`
-	}](t, f.Call(http.MethodPut, "/api/v1/tasks/"+itoa(f.Normal.ID), f.Token(store.RoleMember),
+	}](t, f.Call(http.MethodPut, "/api/v1/tasks/"+strconv.FormatInt(f.Normal.ID, 10), f.Token(store.RoleMember),
 		`{"name":"eval","priority":"core","estimate_card_hours":80,"data_readiness":"ready","vram_gib":40,"precision":"fp8"}`), http.StatusOK)
 	if upd.Priority != "core" || upd.EstimateCardHours != 80 {
 		t.Errorf("updated task: %+v", upd)
 	}
-	got := servertest.MustAPIError(t, f.Call(http.MethodPut, "/api/v1/tasks/"+itoa(f.Normal.ID), f.Token(store.RoleMember),
+	got := servertest.MustAPIError(t, f.Call(http.MethodPut, "/api/v1/tasks/"+strconv.FormatInt(f.Normal.ID, 10), f.Token(store.RoleMember),
 		`{"team":"vision","name":"eval","priority":"core","estimate_card_hours":80,"data_readiness":"ready"}`), http.StatusUnprocessableEntity, "invalid")
 	if got.Error.Fields["team"] == "" {
 		t.Errorf("moving a task to another team: fields %v", got.Error.Fields)
@@ -368,7 +369,7 @@ func TestTaskAPIListsTheCallersTeams(t *testing.T) {
 func TestConcurrentAPIBookingsMatchCapacitySQLite(t *testing.T) {
 	t.Parallel()
 	const cards, slots, requests = 4, 10, 160
-	f := newFleet(t, envOptions{}, cards, 1000)
+	f := servertest.NewFleet(t, servertest.Options{}, cards, 1000)
 	member := f.Token(store.RoleMember)
 	codes := make([]int, requests)
 	bodies := make([]string, requests)

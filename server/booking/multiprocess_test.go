@@ -44,7 +44,7 @@ func TestTwoProcessesNeverDoubleBook(t *testing.T) {
 	vars := map[string]string{
 		"CARDHOUR_DB":             "mysql://" + dsn,
 		"CARDHOUR_DEMO":           "false",
-		"CARDHOUR_ADMIN_PASSWORD": adminPassword,
+		"CARDHOUR_ADMIN_PASSWORD": servertest.AdminPassword,
 		"CARDHOUR_LOG_LEVEL":      "warn",
 	}
 	// The first migrates the empty database; the second starts on it after.
@@ -241,17 +241,17 @@ func (p *mpProcess) stop(t *testing.T) {
 
 // mpEnv is the environment without the developer's own CARDHOUR_* settings.
 func mpEnv(t *testing.T, vars map[string]string) []string {
-	var env []string
+	var environ []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "CARDHOUR_") {
-			env = append(env, kv)
+			environ = append(environ, kv)
 		}
 	}
-	env = append(env, "CARDHOUR_ADDR=127.0.0.1:0", "CARDHOUR_DATA="+t.TempDir())
+	environ = append(environ, "CARDHOUR_ADDR=127.0.0.1:0", "CARDHOUR_DATA="+t.TempDir())
 	for k, v := range vars {
-		env = append(env, k+"="+v)
+		environ = append(environ, k+"="+v)
 	}
-	return env
+	return environ
 }
 
 // cliToken issues an API token with `cardhour token --user NAME`.

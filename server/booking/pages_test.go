@@ -27,7 +27,7 @@ import (
 // where the test member is a member and the test manager a manager, with a
 // quota and a task, and another team with a task of its own.
 type bkpWorld struct {
-	e                   *env
+	e                   *servertest.Env
 	typeID              int64
 	teamID, otherTeamID int64
 	taskID, otherTaskID int64
@@ -40,12 +40,12 @@ func bkpSetup(t *testing.T) *bkpWorld { return bkpSetupOn(t, store.SQLite) }
 // bkpSetupOn builds the world on SQLite or on a fresh MariaDB database.
 func bkpSetupOn(t *testing.T, dialect string) *bkpWorld {
 	t.Helper()
-	o := envOptions{}
+	o := servertest.Options{}
 	if dialect == store.MySQL {
 		dsn, _ := storetest.MySQLDSN(t)
 		o.Vars = map[string]string{"CARDHOUR_DB": "mysql://" + dsn}
 	}
-	e := newEnv(t, o)
+	e := servertest.New(t, o)
 	if e.St.Dialect() != dialect {
 		t.Fatalf("portal runs on %s, want %s", e.St.Dialect(), dialect)
 	}
@@ -113,7 +113,7 @@ func (w *bkpWorld) window(taskID int64, count int, start, end time.Time) url.Val
 		"count": {strconv.Itoa(count)}, "mode": {"window"}, "start": {w.local(start)}, "end": {w.local(end)}}
 }
 
-func bkpWant(t *testing.T, r response, status int, what string) {
+func bkpWant(t *testing.T, r servertest.Response, status int, what string) {
 	t.Helper()
 	if r.StatusCode != status {
 		t.Fatalf("%s: status %d, want %d\n%.3000s", what, r.StatusCode, status, r)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"cardhour/server/servertest"
 	"cardhour/store"
 	"cardhour/store/storetest"
 )
@@ -20,12 +21,12 @@ import (
 func BenchmarkListFileVersions1000(b *testing.B) {
 	for _, dialect := range storetest.AllDialects {
 		b.Run(dialect, func(b *testing.B) {
-			o := envOptions{}
+			o := servertest.Options{}
 			if dialect == store.MySQL {
 				dsn, _ := storetest.MySQLDSN(b)
 				o.Vars = map[string]string{"CARDHOUR_DB": "mysql://" + dsn}
 			}
-			e := newEnv(b, o)
+			e := servertest.New(b, o)
 			ctx := context.Background()
 			admin := store.WithActor(ctx, store.Actor{UserID: e.Users[store.RoleAdmin].ID, Username: "admin"})
 			team, err := e.St.CreateTeam(admin, store.TeamInput{Name: "bench"})

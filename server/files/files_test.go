@@ -42,12 +42,12 @@ type fileVersion struct {
 }
 
 // fileAPI sends an API request with a bearer token.
-func (f *fleet) fileAPI(role, method, path string, body []byte, hdr map[string]string) response {
+func (f *fleet) fileAPI(role, method, path string, body []byte, hdr map[string]string) servertest.Response {
 	f.E.T.Helper()
 	return f.fileAPIAs(f.Token(role), method, path, body, hdr)
 }
 
-func (f *fleet) fileAPIAs(token, method, path string, body []byte, hdr map[string]string) response {
+func (f *fleet) fileAPIAs(token, method, path string, body []byte, hdr map[string]string) servertest.Response {
 	f.E.T.Helper()
 	h := http.Header{"Authorization": {"Bearer " + token}, "Accept": {"application/json"}}
 	for k, v := range hdr {
@@ -56,7 +56,7 @@ func (f *fleet) fileAPIAs(token, method, path string, body []byte, hdr map[strin
 	return f.C.Do(method, path, bytes.NewReader(body), h)
 }
 
-func decode[T any](t *testing.T, r response) T {
+func decode[T any](t *testing.T, r servertest.Response) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(r.Body, &v); err != nil {
@@ -70,7 +70,7 @@ func sum(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func wantStatus(t *testing.T, r response, status int, code string) {
+func wantStatus(t *testing.T, r servertest.Response, status int, code string) {
 	t.Helper()
 	if r.StatusCode != status {
 		t.Fatalf("%s %s: status %d, want %d:\n%.600s", r.Request.Method, r.Request.URL, r.StatusCode, status, r)
@@ -87,9 +87,9 @@ func versionCount(t *testing.T, e *servertest.Env) int64 {
 
 func TestFilesAPIVersionsDiffAndRollback(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{}, 2, 1000)
+	f := newFleet(t, servertest.Options{}, 2, 1000)
 	base := fmt.Sprintf("/api/v1/tasks/%d", f.Core.ID)
-	put := func(role, path, body string, hdr map[string]string) response {
+	put := func(role, path, body string, hdr map[string]string) servertest.Response {
 		return f.fileAPI(role, http.MethodPut, base+"/files/"+path, []byte(body), hdr)
 	}
 
@@ -187,7 +187,7 @@ func TestFilesAPIVersionsDiffAndRollback(t *testing.T) {
 
 func TestFilesAPIRefusesBadInput(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{Vars: map[string]string{"CARDHOUR_MAX_FILE_MIB": "1"}}, 1, 1000)
+	f := newFleet(t, servertest.Options{Vars: map[string]string{"CARDHOUR_MAX_FILE_MIB": "1"}}, 1, 1000)
 	base := fmt.Sprintf("/api/v1/tasks/%d/files/", f.Core.ID)
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPut, base+"run.sh", []byte("ok"), nil), http.StatusCreated, "")
 	before, audits := versionCount(t, f.E), f.E.AuditTotal()
@@ -235,7 +235,7 @@ func TestFilesAPIRefusesBadInput(t *testing.T) {
 func TestFilesUnreachableStoreIs503(t *testing.T) {
 	t.Parallel()
 	b := objectstest.Fake(t, true, "portal/")
-	f := newFleet(t, envOptions{Vars: map[string]string{
+	f := newFleet(t, servertest.Options{Vars: map[string]string{
 		"CARDHOUR_OBJECTS":       "s3://" + b.Location.Bucket + "/portal?endpoint=" + url.QueryEscape(b.Location.Endpoint),
 		"CARDHOUR_S3_ACCESS_KEY": b.Credentials.AccessKey, "CARDHOUR_S3_SECRET_KEY": b.Credentials.SecretKey,
 	}}, 1, 1000)
@@ -273,7 +273,7 @@ func TestFilesUnreachableStoreIs503(t *testing.T) {
 // whose object is gone.
 func TestFilesReconcile(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{}, 1, 1000)
+	f := newFleet(t, servertest.Options{}, 1, 1000)
 	base := fmt.Sprintf("/api/v1/tasks/%d/files/", f.Core.ID)
 	wantStatus(t, f.fileAPI(store.RoleMember, http.MethodPut, base+"keep.sh", []byte("keep"), nil), http.StatusCreated, "")
 	lost := decode[fileVersion](t, f.fileAPI(store.RoleMember, http.MethodPut, base+"lost.sh", []byte("lost"), nil))
@@ -320,7 +320,7 @@ func TestFilesReconcile(t *testing.T) {
 // real change.
 func TestPlanFollowsTaskAndBookings(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{}, 2, 1000)
+	f := newFleet(t, servertest.Options{}, 2, 1000)
 	ctx := context.Background()
 	if err := f.E.Srv.Files().SyncPlansNow(ctx); err != nil {
 		t.Fatal(err)
@@ -383,7 +383,7 @@ func TestPlanFollowsTaskAndBookings(t *testing.T) {
 // The pages: upload, edit in the browser, diff, roll back, and who sees what.
 func TestFilesPages(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{Vars: map[string]string{"CARDHOUR_MAX_FILE_MIB": "1"}}, 1, 1000)
+	f := newFleet(t, servertest.Options{Vars: map[string]string{"CARDHOUR_MAX_FILE_MIB": "1"}}, 1, 1000)
 	c := f.E.Client()
 	c.MustLogin(f.E.Users[store.RoleMember].Username, "password-member")
 	files := fmt.Sprintf("/tasks/%d/files", f.Core.ID)
@@ -503,7 +503,7 @@ func TestFilesPages(t *testing.T) {
 	}
 }
 
-func uploadForm(t *testing.T, c *client, path, name, content, as, message string) response {
+func uploadForm(t *testing.T, c *servertest.Client, path, name, content, as, message string) servertest.Response {
 	t.Helper()
 	var buf bytes.Buffer
 	w := multipart.NewWriter(&buf)

@@ -6,27 +6,9 @@ import (
 	"cardhour/server/servertest"
 )
 
-// env is a portal on its own database (servertest), with the methods the
-// tests of this package add.
-type env struct{ *servertest.Env }
-
-type (
-	envOptions = servertest.Options
-	response   = servertest.Response
-	account    = servertest.Account
-	client     = servertest.Client
-)
-
-const adminPassword = servertest.AdminPassword
-
-var roles = servertest.Roles
-
-func newEnv(tb testing.TB, o envOptions) *env { return &env{servertest.New(tb, o)} }
-
-// fleet is servertest's booking world, with the methods the tests of this
-// package add.
+// fleet is servertest's booking world, with the file calls these tests add.
 type fleet struct{ *servertest.Fleet }
 
-func newFleet(t *testing.T, o envOptions, cards int, quotaHours float64) *fleet {
+func newFleet(t *testing.T, o servertest.Options, cards int, quotaHours float64) *fleet {
 	return &fleet{servertest.NewFleet(t, o, cards, quotaHours)}
 }

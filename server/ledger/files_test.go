@@ -10,6 +10,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"cardhour/schedule"
+	"cardhour/server/servertest"
 	"cardhour/store"
 )
 
@@ -17,7 +18,7 @@ import (
 // began is the version the round ran with; one saved after is not. The
 // round page links the first and not the second.
 func TestRoundLinksTheFileVersionsItRanWith(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := servertest.New(t, servertest.Options{})
 	admin, member := ledgerActor(e.Users[store.RoleAdmin]), ledgerActor(e.Users[store.RoleMember])
 	must := func(err error) {
 		t.Helper()

@@ -22,20 +22,20 @@ import (
 // ledgerFixture is a team whose member booked two cards and released them
 // early: one finished round to record output against.
 type ledgerFixture struct {
-	e       *env
+	e       *servertest.Env
 	team    *store.Team
 	task    *store.Task
 	booking int64
 	month   string
 }
 
-func ledgerActor(a *account) context.Context {
+func ledgerActor(a *servertest.Account) context.Context {
 	return store.WithActor(context.Background(), store.Actor{UserID: a.ID, Username: a.Username})
 }
 
 func newLedgerFixture(t *testing.T) *ledgerFixture {
 	t.Helper()
-	e := newEnv(t, envOptions{})
+	e := servertest.New(t, servertest.Options{})
 	ctx := ledgerActor(e.Users[store.RoleAdmin])
 	must := func(err error) {
 		t.Helper()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 // and see only those; names or ids name team and card type.
 func TestQuotaAPI(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{}, 2, 1000)
+	f := servertest.NewFleet(t, servertest.Options{}, 2, 1000)
 	manager := f.Token(store.RoleManager)
 	ctx := f.E.AdminCtx()
 	a100, err := f.E.St.CreateCardType(ctx, store.CardTypeInput{Name: "A100", VRAMGiB: 80, TFLOPSBF16: 312, PriceFen: 900})
@@ -40,7 +41,7 @@ func TestQuotaAPI(t *testing.T) {
 	servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/quotas", manager, body), http.StatusConflict, "conflict")
 	servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/quotas", manager, strings.Replace(body, `"llm"`, `"vision"`, 1)), http.StatusForbidden, "forbidden")
 
-	renewed := servertest.Decode[quota](t, f.Call(http.MethodPut, "/api/v1/quotas/"+itoa(q.ID), manager,
+	renewed := servertest.Decode[quota](t, f.Call(http.MethodPut, "/api/v1/quotas/"+strconv.FormatInt(q.ID, 10), manager,
 		fmt.Sprintf(`{"card_hours":800,"max_cards":8,"valid_from":%q,"expires_at":%q}`, f.At(0), f.At(24*80))), http.StatusOK)
 	if renewed.CardHours != 800 || renewed.ExpiresAt != f.At(24*80) {
 		t.Errorf("renewed quota: %+v", renewed)
@@ -59,13 +60,13 @@ func TestQuotaAPI(t *testing.T) {
 	if len(all.Quotas) != 2 {
 		t.Errorf("the admin sees %d H800 quotas, want 2", len(all.Quotas))
 	}
-	servertest.MustAPIError(t, f.Call(http.MethodPut, "/api/v1/quotas/"+itoa(all.Quotas[0].ID+1000), manager, body), http.StatusNotFound, "not_found")
+	servertest.MustAPIError(t, f.Call(http.MethodPut, "/api/v1/quotas/"+strconv.FormatInt(all.Quotas[0].ID+1000, 10), manager, body), http.StatusNotFound, "not_found")
 }
 
 // TestAvailabilityAPI: free cards per hour reflect the bookings.
 func TestAvailabilityAPI(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, envOptions{}, 4, 1000)
+	f := servertest.NewFleet(t, servertest.Options{}, 4, 1000)
 	servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings", f.Token(store.RoleMember), f.BookingBody(f.Normal.ID, "H800", 3, 1, 3)), http.StatusCreated)
 	type avail struct {
 		From      time.Time `json:"from"`

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"cardhour/server/servertest"
 	"cardhour/store"
 )
 
@@ -19,7 +20,7 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkAvailability -count 5 ./server/planning/
 func BenchmarkAvailability(b *testing.B) {
-	e := newEnv(b, envOptions{})
+	e := newEnv(b, servertest.Options{})
 	ctx := e.AdminCtx()
 	st := e.St
 	must := func(err error) {

@@ -1,7 +1,6 @@
 package planning_test
 
 import (
-	"strconv"
 	"testing"
 
 	"cardhour/server/servertest"
@@ -11,24 +10,4 @@ import (
 // tests of this package add.
 type env struct{ *servertest.Env }
 
-type (
-	envOptions = servertest.Options
-	response   = servertest.Response
-	account    = servertest.Account
-	client     = servertest.Client
-)
-
-const adminPassword = servertest.AdminPassword
-
-var roles = servertest.Roles
-
-func newEnv(tb testing.TB, o envOptions) *env { return &env{servertest.New(tb, o)} }
-
-// fleet is servertest's booking world.
-type fleet struct{ *servertest.Fleet }
-
-func newFleet(t *testing.T, o envOptions, cards int, quotaHours float64) *fleet {
-	return &fleet{servertest.NewFleet(t, o, cards, quotaHours)}
-}
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+func newEnv(tb testing.TB, o servertest.Options) *env { return &env{servertest.New(tb, o)} }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"cardhour/server/servertest"
 	"cardhour/store"
 	"cardhour/web"
 )
@@ -94,7 +95,7 @@ func (e *env) plnTomorrowAt(hour int) time.Time {
 	return time.Date(n.Year(), n.Month(), n.Day()+1, hour, 0, 0, 0, e.Cfg.TZ)
 }
 
-func plnStatus(t *testing.T, r response, want int, what string) {
+func plnStatus(t *testing.T, r servertest.Response, want int, what string) {
 	t.Helper()
 	if r.StatusCode != want {
 		t.Fatalf("%s: status %d, want %d\n%.2000s", what, r.StatusCode, want, r)
@@ -111,7 +112,7 @@ func (e *env) plnQuotaCount(t *testing.T) int {
 }
 
 func TestQuotaFormManagerGrantsAndSeesIt(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	w := plnSetup(t, e)
 	c := e.LoggedIn(store.RoleManager)
 
@@ -178,7 +179,7 @@ func TestQuotaFormManagerGrantsAndSeesIt(t *testing.T) {
 }
 
 func TestQuotaFormRefusesMembersAndOtherTeams(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	w := plnSetup(t, e)
 	before := e.plnQuotaCount(t)
 	from := e.St.Now().Add(time.Hour)
@@ -215,7 +216,7 @@ func TestQuotaFormRefusesMembersAndOtherTeams(t *testing.T) {
 }
 
 func TestQuotaFormBadInputIsShownInline(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	w := plnSetup(t, e)
 	c := e.LoggedIn(store.RoleManager)
 	before := e.plnQuotaCount(t)
@@ -263,7 +264,7 @@ func TestQuotaFormBadInputIsShownInline(t *testing.T) {
 }
 
 func TestQuotaReminderFollowsTheCoreLead(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	w := plnSetup(t, e)
 	c := e.LoggedIn(store.RoleAdmin)
 	doc := c.Get("/quotas").Doc(t)
@@ -318,7 +319,7 @@ func TestQuotaReminderFollowsTheCoreLead(t *testing.T) {
 }
 
 func TestTemplateFromTaskIsUsedInOneStep(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	w := plnSetup(t, e)
 	c := e.LoggedIn(store.RoleMember)
 
@@ -390,7 +391,7 @@ func TestTemplateFromTaskIsUsedInOneStep(t *testing.T) {
 }
 
 func TestAvailabilityShowsFreeCardsOfABookedHour(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	w := plnSetup(t, e)
 	start := e.plnTomorrowAt(10)
 	if _, err := e.St.CreateBooking(w.ctx, store.BookingRequest{TaskID: w.coreTask.ID, CardTypeID: w.h800.ID, Count: 3,
@@ -432,7 +433,7 @@ func TestAvailabilityShowsFreeCardsOfABookedHour(t *testing.T) {
 }
 
 func TestCalendarFeedServesBookings(t *testing.T) {
-	e := newEnv(t, envOptions{})
+	e := newEnv(t, servertest.Options{})
 	w := plnSetup(t, e)
 	ctx := store.WithActor(context.Background(), store.Actor{UserID: e.Users[store.RoleMember].ID, Username: e.Users[store.RoleMember].Username})
 	// A name with every character TEXT must escape, long enough to fold
@@ -548,7 +549,7 @@ func TestCalendarFeedServesBookings(t *testing.T) {
 // BenchmarkAvailabilityPage renders /availability for 20 card types × 14
 // days with some bookings, through the whole handler stack.
 func BenchmarkAvailabilityPage(b *testing.B) {
-	e := newEnv(b, envOptions{})
+	e := newEnv(b, servertest.Options{})
 	ctx := store.WithActor(context.Background(), store.Actor{UserID: e.Users[store.RoleAdmin].ID, Username: "admin"})
 	team, err := e.St.CreateTeam(ctx, store.TeamInput{Name: "bench"})
 	if err != nil {
