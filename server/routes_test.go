@@ -1,24 +1,26 @@
 package server_test
 
 // The route × role test. It reads the route table from the server itself
-// (srv.Routes(), and echo's own list), so a route added anywhere — routes.go,
-// admin_more.go, a file not written yet — is walked without editing this
-// file. What it catches, with the messages it printed when these mistakes
-// were added to routes.go on purpose:
+// (srv.Routes(), and echo's own list), so a route added anywhere — any
+// area's routes.go, an area not written yet — is walked without editing
+// this file. What it catches, with the messages it printed when these
+// mistakes were made on purpose:
 //
 //   - A route registered on echo directly, s.echo.GET("/debug", h), so it
 //     has no declared access:
-//     GET /debug is served by echo but missing from srv.Routes(): register
-//     it with s.add(method, path, Access, handler)
-//   - A route registered with s.add and no access, s.add(GET, "/z", 0, h):
-//     New panics, so every test of the package fails:
+//     GET /debug is served by echo but missing from srv.Routes(): list it
+//     in its area's Routes()
+//   - A route entry without an access level, route.Route{Method: GET,
+//     Path: "/z", Handler: h}: New panics, so every test of the package
+//     fails (TestTableRulesRefuseMistakes checks that rule directly):
 //     panic: server: route GET /z declares no access
-//   - A new public route, s.add(GET, "/export", Public, h) — public means no
-//     login at all, so it must be chosen on purpose:
+//   - A new public route, route.New(GET, "/export", route.Public, h) —
+//     public means no login at all, so it must be chosen on purpose:
 //     GET /export is Public but not in publicRoutes: a public route answers
 //     anyone on the network; if that is meant, add it to publicRoutes in
 //     server/routes_test.go
-//   - An admin page opened to a lower role, s.add(GET, "/admin/x", Manager, h):
+//   - An admin page opened to a lower role, route.New(GET, "/admin/x",
+//     route.Manager, h):
 //     GET /admin/x is manager; every /admin route must be admin
 //   - A state-changing route that a browser session can use without the CSRF
 //     token (here by widening the CSRF Skipper to POST /admin/y):
@@ -68,22 +70,12 @@ var publicRoutes = map[string]bool{
 	// The wall board and its websocket admit a read-only board token
 	// (?token=), which is no user, besides any login; the two telemetry push
 	// routes admit an agent token besides an admin. They are Public in the
-	// table and check the credential themselves (selfAuthenticated below
-	// holds them to it).
+	// table, check the credential themselves, and carry the level they admit
+	// users at as their Gate, which the matrix holds them to.
 	"GET /board":                        true,
 	"GET /ws/board":                     true,
 	"POST /api/v1/telemetry/nvidia-smi": true,
 	"POST /api/v1/telemetry/samples":    true,
-}
-
-// selfAuthenticated are Public routes that gate themselves: the matrix
-// expects of them the access they grant users (a token of their own kind is
-// tested in board_test.go), so anonymous callers get 401 and lower roles 403.
-var selfAuthenticated = map[string]route.Access{
-	"GET /board":                        route.Viewer,
-	"GET /ws/board":                     route.Viewer,
-	"POST /api/v1/telemetry/nvidia-smi": route.Admin,
-	"POST /api/v1/telemetry/samples":    route.Admin,
 }
 
 // callers are who the matrix sends each request as; rank follows
@@ -146,7 +138,7 @@ func coverageProblems(srv *server.Server) []string {
 			continue // every GET answers HEAD too
 		}
 		if declared[k] == 0 {
-			problems = append(problems, fmt.Sprintf("%s is served by echo but missing from srv.Routes(): register it with s.add(method, path, Access, handler)", k))
+			problems = append(problems, fmt.Sprintf("%s is served by echo but missing from srv.Routes(): list it in its area's Routes()", k))
 		}
 	}
 	for _, r := range srv.Routes() {
@@ -325,9 +317,12 @@ func TestRouteRoleMatrix(t *testing.T) {
 	})
 	for _, r := range routes {
 		t.Run(routeKey(r.Method, r.Path), func(t *testing.T) {
+			// A route with a gate of its own is held to the access it grants
+			// users (a token of its own kind is tested in the board's tests),
+			// so anonymous callers get 401 and lower roles 403.
 			need := needRank(t, r.Access)
-			if a, ok := selfAuthenticated[routeKey(r.Method, r.Path)]; ok {
-				need = needRank(t, a)
+			if r.Gate.Set() {
+				need = needRank(t, r.Gate)
 			}
 			for _, c := range callers {
 				who := c.role

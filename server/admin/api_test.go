@@ -42,7 +42,7 @@ func TestAPITokenListsCards(t *testing.T) {
 	}
 
 	if !e.HasRoute(http.MethodGet, "/api/v1/cards") {
-		t.Fatal("GET /api/v1/cards is not in the route table; the issue's acceptance needs it (registerAdminAPI in server/admin_more.go)")
+		t.Fatal("GET /api/v1/cards is not in the route table; the issue's acceptance needs it (server/admin/routes.go)")
 	}
 	for _, role := range servertest.Roles {
 		r := c.APICall(http.MethodGet, "/api/v1/cards", e.Users[role].Token, "")

@@ -686,7 +686,7 @@ func TestNoShowNoteInTheReadersLanguage(t *testing.T) {
 		"count": {"1"}, "mode": {"now"}, "duration_hours": {"2"}}
 	bkpWant(t, c.PostForm("/booking", v, true), http.StatusSeeOther, "book now")
 	b := w.bookings(t)[0]
-	// The state as the ticker leaves it (store/no_show_test.go drives it).
+	// The state as the ticker leaves it (store/booking_no_show_test.go drives it).
 	if _, err := w.e.St.DB().Exec("UPDATE bookings SET state = ?, state_note = ? WHERE id = ?",
 		store.BookingNoShow, fmt.Sprintf(store.NoShowNote, 30), b.ID); err != nil {
 		t.Fatal(err)
