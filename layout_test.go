@@ -22,7 +22,7 @@ import (
 var areas = []string{"account", "admin", "booking", "planning", "board", "ledger", "files"}
 
 // kernelHelpers are the small packages every area may use.
-var kernelHelpers = []string{"request", "response", "route", "scope", "servertest"}
+var kernelHelpers = []string{"area", "request", "response", "route", "scope", "servertest"}
 
 func TestAreasImportNoOtherArea(t *testing.T) {
 	t.Parallel()

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -21,6 +22,7 @@ import (
 	"cardhour/config"
 	"cardhour/server/account"
 	"cardhour/server/admin"
+	"cardhour/server/area"
 	"cardhour/server/board"
 	"cardhour/server/booking"
 	"cardhour/server/files"
@@ -66,13 +68,14 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 		pages:   response.NewPages(cfg, version),
 	}
 	s.metrics = newMetrics(prometheus.NewRegistry(), st)
-	s.board = board.New(st, cfg, log, s.pages, s.metrics.registry)
-	s.files = files.New(st, cfg, log, s.pages)
-	s.ledger = ledger.New(st, cfg, log, s.pages)
-	s.account = account.New(st, cfg, s.pages)
-	s.admin = admin.New(st, cfg, s.pages)
-	s.planning = planning.New(st, cfg, s.pages)
-	s.booking = booking.New(st, cfg, log, s.pages)
+	d := area.Deps{Store: st, Config: cfg, Log: log, Pages: s.pages}
+	s.account = account.New(d)
+	s.admin = admin.New(d)
+	s.booking = booking.New(d)
+	s.planning = planning.New(d)
+	s.board = board.New(d, s.metrics.registry)
+	s.ledger = ledger.New(d)
+	s.files = files.New(d)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
@@ -88,6 +91,13 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 	}
 	s.openapi = doc
 	return s
+}
+
+// jobs is the background work of the areas: the booking tick, the ledger
+// pass and the card-hour plan sync. (The board's loops keep this
+// process's live state and start with the board.)
+func (s *Server) jobs() []area.Job {
+	return slices.Concat(s.booking.Jobs(), s.ledger.Jobs(), s.files.Jobs())
 }
 
 // Files is the task files' area, for main (it opens and checks the object
@@ -115,11 +125,11 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	tickCtx, stopTicker := context.WithCancel(ctx)
-	defer stopTicker()
-	go s.booking.Run(tickCtx)
-	go s.ledger.Run(tickCtx)
-	go s.files.Run(tickCtx)
+	jobCtx, stopJobs := context.WithCancel(ctx)
+	defer stopJobs()
+	for _, j := range s.jobs() {
+		go area.Loop(jobCtx, s.log, j)
+	}
 	// The board outlives ctx until the requests have drained: then its
 	// websockets close and its last rollups are written (stopLive below).
 	stopLive := s.board.Start(context.WithoutCancel(ctx))

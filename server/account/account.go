@@ -16,7 +16,7 @@ func (a *Area) accountProps(c echo.Context) (web.AccountProps, error) {
 	u := request.User(c)
 	ctx := c.Request().Context()
 	v := web.AccountProps{Username: u.Username, DisplayName: u.DisplayName, Email: u.Email, Role: u.Role}
-	ms, err := a.store.FindMemberships(ctx, store.MembershipFilter{UserID: u.ID})
+	ms, err := a.Store.FindMemberships(ctx, store.MembershipFilter{UserID: u.ID})
 	if err != nil {
 		return v, err
 	}
@@ -24,11 +24,11 @@ func (a *Area) accountProps(c echo.Context) (web.AccountProps, error) {
 	for _, m := range ms {
 		v.Teams = append(v.Teams, m.TeamName+" ("+web.T(lang, "role."+m.Role)+")")
 	}
-	toks, err := a.store.FindAPITokens(ctx, u.ID)
+	toks, err := a.Store.FindAPITokens(ctx, u.ID)
 	if err != nil {
 		return v, err
 	}
-	p := a.pages.Base(c)
+	p := a.Pages.Base(c)
 	for _, t := range toks {
 		v.Tokens = append(v.Tokens, web.TokenRow{ID: t.ID, Name: t.Name, Prefix: t.Prefix, Created: p.Time(t.CreatedAt),
 			LastUsed: p.TimePtr(t.LastUsedAt, p.T("account.token_never")), Revoked: t.RevokedAt != nil})
@@ -42,7 +42,7 @@ func (a *Area) renderAccount(c echo.Context, status int, newToken string, pw, to
 		return err
 	}
 	v.NewToken = newToken
-	return response.Render(c, status, web.AccountPage(a.pages.Page(c, "account.title", "account"), v, pw, tok))
+	return response.Render(c, status, web.AccountPage(a.Pages.Page(c, "account.title", "account"), v, pw, tok))
 }
 
 func (a *Area) accountPage(c echo.Context) error {
@@ -52,7 +52,7 @@ func (a *Area) accountPage(c echo.Context) error {
 func (a *Area) changePassword(c echo.Context) error {
 	u := request.User(c)
 	pw := web.NewForm()
-	err := a.store.ChangePassword(c.Request().Context(), u.ID, c.FormValue("current"), c.FormValue("new"))
+	err := a.Store.ChangePassword(c.Request().Context(), u.ID, c.FormValue("current"), c.FormValue("new"))
 	if err != nil {
 		if !response.FormFailed(request.Lang(c), err, &pw) {
 			return err
@@ -64,17 +64,17 @@ func (a *Area) changePassword(c echo.Context) error {
 	}
 	// The password change ended every session, this one too; start a new one
 	// so the user stays logged in here.
-	token, err := a.store.CreateSession(c.Request().Context(), u.ID)
+	token, err := a.Store.CreateSession(c.Request().Context(), u.ID)
 	if err != nil {
 		return err
 	}
-	a.pages.SetSession(c, token)
-	return a.pages.RedirectWithFlash(c, "/account", web.T(request.Lang(c), "account.password_changed"))
+	a.Pages.SetSession(c, token)
+	return a.Pages.RedirectWithFlash(c, "/account", web.T(request.Lang(c), "account.password_changed"))
 }
 
 func (a *Area) createOwnToken(c echo.Context) error {
 	u := request.User(c)
-	_, secret, err := a.store.CreateAPIToken(c.Request().Context(), u.ID, c.FormValue("name"), store.TokenUser)
+	_, secret, err := a.Store.CreateAPIToken(c.Request().Context(), u.ID, c.FormValue("name"), store.TokenUser)
 	if err != nil {
 		tok := request.Form(c, "name")
 		if !response.FormFailed(request.Lang(c), err, &tok) {
@@ -92,7 +92,7 @@ func (a *Area) revokeOwnToken(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.RevokeAPIToken(c.Request().Context(), id, request.User(c).ID); err != nil {
+	if err := a.Store.RevokeAPIToken(c.Request().Context(), id, request.User(c).ID); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/account")

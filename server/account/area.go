@@ -4,22 +4,17 @@
 package account
 
 import (
+	"cardhour/server/area"
 	"time"
-
-	"cardhour/config"
-	"cardhour/server/response"
-	"cardhour/store"
 )
 
 // Area serves sign-in, the home page and the account.
 type Area struct {
-	store   *store.Store
-	cfg     config.Config
-	pages   *response.Pages
+	area.Deps
 	limiter *loginLimiter
 }
 
 // New builds the area.
-func New(st *store.Store, cfg config.Config, pages *response.Pages) *Area {
-	return &Area{store: st, cfg: cfg, pages: pages, limiter: newLoginLimiter(10, 15*time.Minute)}
+func New(d area.Deps) *Area {
+	return &Area{Deps: d, limiter: newLoginLimiter(10, 15*time.Minute)}
 }

@@ -12,11 +12,11 @@ import (
 
 func (a *Area) home(c echo.Context) error {
 	ctx := c.Request().Context()
-	cards, err := a.store.FindCards(ctx, store.CardFilter{})
+	cards, err := a.Store.FindCards(ctx, store.CardFilter{})
 	if err != nil {
 		return err
 	}
-	cardTypes, err := a.store.FindCardTypes(ctx)
+	cardTypes, err := a.Store.FindCardTypes(ctx)
 	if err != nil {
 		return err
 	}
@@ -25,11 +25,11 @@ func (a *Area) home(c echo.Context) error {
 	for _, t := range cardTypes {
 		types = append(types, web.CardTypeRow{ID: t.ID, Name: t.Name, VRAMGiB: t.VRAMGiB, TFLOPS: t.TFLOPSByPrecision(), PriceFen: t.PriceFen, Cards: perType[t.ID]})
 	}
-	hosts, err := a.store.FindHosts(ctx)
+	hosts, err := a.Store.FindHosts(ctx)
 	if err != nil {
 		return err
 	}
-	teams, err := a.store.FindTeams(ctx)
+	teams, err := a.Store.FindTeams(ctx)
 	if err != nil {
 		return err
 	}
@@ -44,5 +44,5 @@ func (a *Area) home(c echo.Context) error {
 			h.Retired++
 		}
 	}
-	return response.Render(c, http.StatusOK, web.HomePage(a.pages.Page(c, "home.title", ""), h))
+	return response.Render(c, http.StatusOK, web.HomePage(a.Pages.Page(c, "home.title", ""), h))
 }

@@ -30,7 +30,7 @@ func (a *Area) loginPage(c echo.Context) error {
 	if u := request.OptionalUser(c); u != nil {
 		return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
 	}
-	p := a.pages.Page(c, "login.title", "")
+	p := a.Pages.Page(c, "login.title", "")
 	return response.Render(c, http.StatusOK, web.LoginPage(p, web.NewForm(), safeNext(c.QueryParam("next"))))
 }
 
@@ -38,7 +38,7 @@ func (a *Area) login(c echo.Context) error {
 	username := strings.TrimSpace(c.FormValue("username"))
 	password := c.FormValue("password")
 	next := safeNext(c.FormValue("next"))
-	p := a.pages.Page(c, "login.title", "")
+	p := a.Pages.Page(c, "login.title", "")
 	f := web.NewForm()
 	f.Values["username"] = username
 
@@ -49,39 +49,39 @@ func (a *Area) login(c echo.Context) error {
 		return response.Render(c, http.StatusTooManyRequests, web.LoginPage(p, f, next))
 	}
 	ctx := store.WithActor(c.Request().Context(), store.Actor{Username: username, IP: c.RealIP()})
-	u, err := a.store.Authenticate(ctx, username, password)
+	u, err := a.Store.Authenticate(ctx, username, password)
 	if err != nil {
 		if !errs.Is(err, errs.Unauthorized) {
 			return err
 		}
 		a.limiter.fail(key)
-		_ = a.store.RecordEvent(ctx, "login_failed", "user", 0, username)
+		_ = a.Store.RecordEvent(ctx, "login_failed", "user", 0, username)
 		f.Error = p.T("auth.bad_credentials")
 		return response.Render(c, http.StatusUnauthorized, web.LoginPage(p, f, next))
 	}
 	a.limiter.reset(key)
 	ctx = store.WithActor(ctx, store.Actor{UserID: u.ID, Username: u.Username, IP: c.RealIP()})
-	token, err := a.store.CreateSession(ctx, u.ID)
+	token, err := a.Store.CreateSession(ctx, u.ID)
 	if err != nil {
 		return err
 	}
-	a.pages.SetSession(c, token)
+	a.Pages.SetSession(c, token)
 	return c.Redirect(http.StatusSeeOther, next)
 }
 
 func (a *Area) logout(c echo.Context) error {
 	if token, ok := request.SessionToken(c); ok {
-		if err := a.store.DeleteSession(c.Request().Context(), token); err != nil {
+		if err := a.Store.DeleteSession(c.Request().Context(), token); err != nil {
 			return err
 		}
 	}
-	a.pages.ClearSession(c)
+	a.Pages.ClearSession(c)
 	return c.Redirect(http.StatusSeeOther, "/login")
 }
 
 // switchLang stores the language choice in a cookie and goes back.
 func (a *Area) switchLang(c echo.Context) error {
-	lang := web.NormalizeLang(c.QueryParam("to"), a.cfg.Lang)
-	a.pages.SetLang(c, lang)
+	lang := web.NormalizeLang(c.QueryParam("to"), a.Config.Lang)
+	a.Pages.SetLang(c, lang)
 	return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
 }

@@ -10,7 +10,7 @@ import (
 
 func (a *Area) apiMe(c echo.Context) error {
 	u := request.User(c)
-	ms, err := a.store.FindMemberships(c.Request().Context(), store.MembershipFilter{UserID: u.ID})
+	ms, err := a.Store.FindMemberships(c.Request().Context(), store.MembershipFilter{UserID: u.ID})
 	if err != nil {
 		return err
 	}

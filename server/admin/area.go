@@ -5,19 +5,13 @@
 package admin
 
 import (
-	"cardhour/config"
-	"cardhour/server/response"
-	"cardhour/store"
+	"cardhour/server/area"
 )
 
 // Area serves the admin pages and API.
 type Area struct {
-	store *store.Store
-	cfg   config.Config
-	pages *response.Pages
+	area.Deps
 }
 
 // New builds the area.
-func New(st *store.Store, cfg config.Config, pages *response.Pages) *Area {
-	return &Area{store: st, cfg: cfg, pages: pages}
-}
+func New(d area.Deps) *Area { return &Area{Deps: d} }

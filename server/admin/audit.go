@@ -47,11 +47,11 @@ func auditURL(entity string, page int) string {
 
 func (a *Area) auditPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	entities, err := a.store.FindAuditEntities(ctx)
+	entities, err := a.Store.FindAuditEntities(ctx)
 	if err != nil {
 		return err
 	}
-	p := a.pages.Page(c, "admin.audit", "admin")
+	p := a.Pages.Page(c, "admin.audit", "admin")
 	v := web.AuditProps{PageNum: 1}
 	for _, e := range entities {
 		v.Entities = append(v.Entities, web.Option{Value: e, Label: web.EntityLabel(p, e)})
@@ -64,7 +64,7 @@ func (a *Area) auditPage(c echo.Context) error {
 	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 {
 		v.PageNum = n
 	}
-	entries, total, err := a.store.FindAuditEntries(ctx, store.AuditFilter{Entity: v.Entity, Limit: auditPageSize, Offset: (v.PageNum - 1) * auditPageSize})
+	entries, total, err := a.Store.FindAuditEntries(ctx, store.AuditFilter{Entity: v.Entity, Limit: auditPageSize, Offset: (v.PageNum - 1) * auditPageSize})
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (a *Area) apiListAudit(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	entries, total, err := a.store.FindAuditEntries(c.Request().Context(), f)
+	entries, total, err := a.Store.FindAuditEntries(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}

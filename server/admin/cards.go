@@ -21,7 +21,7 @@ func (a *Area) cardChoices(c echo.Context) (web.CardsProps, error) {
 	ctx := c.Request().Context()
 	lang := request.Lang(c)
 	var props web.CardsProps
-	hosts, err := a.store.FindHosts(ctx)
+	hosts, err := a.Store.FindHosts(ctx)
 	if err != nil {
 		return props, err
 	}
@@ -32,7 +32,7 @@ func (a *Area) cardChoices(c echo.Context) (web.CardsProps, error) {
 		}
 		props.Hosts = append(props.Hosts, web.Option{Value: strconv.FormatInt(h.ID, 10), Label: label})
 	}
-	types, err := a.store.FindCardTypes(ctx)
+	types, err := a.Store.FindCardTypes(ctx)
 	if err != nil {
 		return props, err
 	}
@@ -124,7 +124,7 @@ func (a *Area) renderCards(c echo.Context, status int, f web.Form, listErr strin
 		return err
 	}
 	cf, filter := cardFilterOf(c)
-	cards, err := a.store.FindCards(c.Request().Context(), cf)
+	cards, err := a.Store.FindCards(c.Request().Context(), cf)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (a *Area) renderCards(c echo.Context, status int, f web.Form, listErr strin
 	}
 	props.Filter = filter
 	props.ListErr = listErr
-	return response.Render(c, status, web.CardsPage(a.pages.Page(c, "admin.cards", "admin"), props, f))
+	return response.Render(c, status, web.CardsPage(a.Pages.Page(c, "admin.cards", "admin"), props, f))
 }
 
 func (a *Area) createCardForm(c echo.Context) error {
@@ -141,8 +141,8 @@ func (a *Area) createCardForm(c echo.Context) error {
 	in, err := cardFromForm(f)
 	if err == nil {
 		var cd *store.Card
-		if cd, err = a.store.CreateCard(c.Request().Context(), in); err == nil {
-			return a.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.created", cd.UUID))
+		if cd, err = a.Store.CreateCard(c.Request().Context(), in); err == nil {
+			return a.Pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.created", cd.UUID))
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
@@ -156,7 +156,7 @@ func (a *Area) renderCardEdit(c echo.Context, status int, id int64, f web.Form) 
 	if err != nil {
 		return err
 	}
-	return response.Render(c, status, web.CardEditPage(a.pages.Page(c, "admin.cards", "admin"), id, props, f))
+	return response.Render(c, status, web.CardEditPage(a.Pages.Page(c, "admin.cards", "admin"), id, props, f))
 }
 
 func (a *Area) editCardPage(c echo.Context) error {
@@ -164,7 +164,7 @@ func (a *Area) editCardPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cd, err := a.store.FindCardByID(c.Request().Context(), id)
+	cd, err := a.Store.FindCardByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -180,8 +180,8 @@ func (a *Area) updateCardForm(c echo.Context) error {
 	in, err := cardFromForm(f)
 	if err == nil {
 		var cd *store.Card
-		if cd, err = a.store.UpdateCard(c.Request().Context(), id, in); err == nil {
-			return a.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.updated", cd.UUID))
+		if cd, err = a.Store.UpdateCard(c.Request().Context(), id, in); err == nil {
+			return a.Pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.updated", cd.UUID))
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
@@ -198,15 +198,15 @@ func (a *Area) retireCardForm(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	cd, err := a.store.FindCardByID(ctx, id)
+	cd, err := a.Store.FindCardByID(ctx, id)
 	if err != nil {
 		return err
 	}
 	in := store.CardInput{UUID: cd.UUID, GPUIndex: cd.GPUIndex, HostID: cd.HostID, CardTypeID: cd.CardTypeID, Status: store.CardRetired}
-	if _, err := a.store.UpdateCard(ctx, id, in); err != nil {
+	if _, err := a.Store.UpdateCard(ctx, id, in); err != nil {
 		return err
 	}
-	return a.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "card.retired_flash", cardLabel(cd)))
+	return a.Pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "card.retired_flash", cardLabel(cd)))
 }
 
 func (a *Area) deleteCardForm(c echo.Context) error {
@@ -214,11 +214,11 @@ func (a *Area) deleteCardForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cd, err := a.store.FindCardByID(c.Request().Context(), id)
+	cd, err := a.Store.FindCardByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteCard(c.Request().Context(), id); err != nil {
+	if err := a.Store.DeleteCard(c.Request().Context(), id); err != nil {
 		if msg, ok := response.Refusal(request.Lang(c), err); ok {
 			f := web.NewForm()
 			f.Values["status"] = store.CardActive
@@ -226,7 +226,7 @@ func (a *Area) deleteCardForm(c echo.Context) error {
 		}
 		return err
 	}
-	return a.pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.deleted", cardLabel(cd)))
+	return a.Pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "admin.deleted", cardLabel(cd)))
 }
 
 // cardRequest accepts the host and card type by id or by name, so a script
@@ -245,7 +245,7 @@ func (a *Area) cardInput(c echo.Context, r cardRequest) (store.CardInput, error)
 	in := r.CardInput
 	v := errs.NewValidation(op)
 	if r.Host != nil {
-		h, err := a.store.FindHostByName(ctx, *r.Host)
+		h, err := a.Store.FindHostByName(ctx, *r.Host)
 		switch {
 		case errs.Is(err, errs.NotFound):
 			v.Add("host", "host.not_found")
@@ -258,7 +258,7 @@ func (a *Area) cardInput(c echo.Context, r cardRequest) (store.CardInput, error)
 		}
 	}
 	if r.CardType != nil {
-		t, err := a.store.FindCardTypeByName(ctx, *r.CardType)
+		t, err := a.Store.FindCardTypeByName(ctx, *r.CardType)
 		switch {
 		case errs.Is(err, errs.NotFound):
 			v.Add("card_type", "cardtype.not_found")
@@ -302,7 +302,7 @@ func (a *Area) apiListCards(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	cards, err := a.store.FindCards(c.Request().Context(), f)
+	cards, err := a.Store.FindCards(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -317,7 +317,7 @@ func (a *Area) apiGetCard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cd, err := a.store.FindCardByID(c.Request().Context(), id)
+	cd, err := a.Store.FindCardByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -334,11 +334,11 @@ func (a *Area) apiCreateCard(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	cd, err := a.store.CreateCard(ctx, in)
+	cd, err := a.Store.CreateCard(ctx, in)
 	if err != nil {
 		return err
 	}
-	view, err := a.store.FindCardByID(ctx, cd.ID)
+	view, err := a.Store.FindCardByID(ctx, cd.ID)
 	if err != nil {
 		return err
 	}
@@ -359,10 +359,10 @@ func (a *Area) apiUpdateCard(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if _, err := a.store.UpdateCard(ctx, id, in); err != nil {
+	if _, err := a.Store.UpdateCard(ctx, id, in); err != nil {
 		return err
 	}
-	view, err := a.store.FindCardByID(ctx, id)
+	view, err := a.Store.FindCardByID(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -374,7 +374,7 @@ func (a *Area) apiDeleteCard(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteCard(c.Request().Context(), id); err != nil {
+	if err := a.Store.DeleteCard(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -19,11 +19,11 @@ var cardTypeFields = []string{"name", "vram_gib", "price", "tflops_fp32", "tflop
 
 func (a *Area) cardTypeRows(c echo.Context) ([]web.CardTypeRow, error) {
 	ctx := c.Request().Context()
-	types, err := a.store.FindCardTypes(ctx)
+	types, err := a.Store.FindCardTypes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cards, err := a.store.FindCards(ctx, store.CardFilter{})
+	cards, err := a.Store.FindCards(ctx, store.CardFilter{})
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (a *Area) renderCardTypes(c echo.Context, status int, f web.Form) error {
 	if err != nil {
 		return err
 	}
-	return response.Render(c, status, web.CardTypesPage(a.pages.Page(c, "admin.cardtypes", "admin"), rows, f))
+	return response.Render(c, status, web.CardTypesPage(a.Pages.Page(c, "admin.cardtypes", "admin"), rows, f))
 }
 
 func (a *Area) createCardTypeForm(c echo.Context) error {
@@ -106,8 +106,8 @@ func (a *Area) createCardTypeForm(c echo.Context) error {
 	in, err := cardTypeFromForm(f)
 	if err == nil {
 		var t *store.CardType
-		if t, err = a.store.CreateCardType(c.Request().Context(), in); err == nil {
-			return a.pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.created", t.Name))
+		if t, err = a.Store.CreateCardType(c.Request().Context(), in); err == nil {
+			return a.Pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.created", t.Name))
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
@@ -121,11 +121,11 @@ func (a *Area) editCardTypePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.store.FindCardTypeByID(c.Request().Context(), id)
+	t, err := a.Store.FindCardTypeByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	return response.Render(c, http.StatusOK, web.CardTypeEditPage(a.pages.Page(c, "admin.cardtypes", "admin"), id, cardTypeForm(t)))
+	return response.Render(c, http.StatusOK, web.CardTypeEditPage(a.Pages.Page(c, "admin.cardtypes", "admin"), id, cardTypeForm(t)))
 }
 
 func (a *Area) updateCardTypeForm(c echo.Context) error {
@@ -137,14 +137,14 @@ func (a *Area) updateCardTypeForm(c echo.Context) error {
 	in, err := cardTypeFromForm(f)
 	if err == nil {
 		var t *store.CardType
-		if t, err = a.store.UpdateCardType(c.Request().Context(), id, in); err == nil {
-			return a.pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.updated", t.Name))
+		if t, err = a.Store.UpdateCardType(c.Request().Context(), id, in); err == nil {
+			return a.Pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.updated", t.Name))
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return response.Render(c, response.StatusOf(err), web.CardTypeEditPage(a.pages.Page(c, "admin.cardtypes", "admin"), id, f))
+	return response.Render(c, response.StatusOf(err), web.CardTypeEditPage(a.Pages.Page(c, "admin.cardtypes", "admin"), id, f))
 }
 
 func (a *Area) deleteCardTypeForm(c echo.Context) error {
@@ -152,14 +152,14 @@ func (a *Area) deleteCardTypeForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.store.FindCardTypeByID(c.Request().Context(), id)
+	t, err := a.Store.FindCardTypeByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteCardType(c.Request().Context(), id); err != nil {
+	if err := a.Store.DeleteCardType(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return a.pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.deleted", t.Name))
+	return a.Pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.deleted", t.Name))
 }
 
 // cardTypeJSON is a card type in the API, with the price also in yuan for
@@ -192,7 +192,7 @@ func (r cardTypeRequest) input() (store.CardTypeInput, error) {
 }
 
 func (a *Area) apiListCardTypes(c echo.Context) error {
-	types, err := a.store.FindCardTypes(c.Request().Context())
+	types, err := a.Store.FindCardTypes(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (a *Area) apiGetCardType(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.store.FindCardTypeByID(c.Request().Context(), id)
+	t, err := a.Store.FindCardTypeByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func (a *Area) apiCreateCardType(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.store.CreateCardType(c.Request().Context(), in)
+	t, err := a.Store.CreateCardType(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func (a *Area) apiUpdateCardType(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.store.UpdateCardType(c.Request().Context(), id, in)
+	t, err := a.Store.UpdateCardType(c.Request().Context(), id, in)
 	if err != nil {
 		return err
 	}
@@ -256,7 +256,7 @@ func (a *Area) apiDeleteCardType(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteCardType(c.Request().Context(), id); err != nil {
+	if err := a.Store.DeleteCardType(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -16,7 +16,7 @@ var hostFields = []string{"name", "zone"}
 // hostCards counts every card of each host, retired ones too: any of them
 // keeps the host from being deleted.
 func (a *Area) hostCards(c echo.Context) (map[int64]int, error) {
-	cards, err := a.store.FindCards(c.Request().Context(), store.CardFilter{})
+	cards, err := a.Store.FindCards(c.Request().Context(), store.CardFilter{})
 	if err != nil {
 		return nil, err
 	}
@@ -28,7 +28,7 @@ func (a *Area) hostCards(c echo.Context) (map[int64]int, error) {
 }
 
 func (a *Area) hostRows(c echo.Context) ([]web.HostRow, error) {
-	hosts, err := a.store.FindHosts(c.Request().Context())
+	hosts, err := a.Store.FindHosts(c.Request().Context())
 	if err != nil {
 		return nil, err
 	}
@@ -63,14 +63,14 @@ func (a *Area) renderHosts(c echo.Context, status int, f web.Form, listErr strin
 	if err != nil {
 		return err
 	}
-	return response.Render(c, status, web.HostsPage(a.pages.Page(c, "admin.hosts", "admin"), rows, f, listErr))
+	return response.Render(c, status, web.HostsPage(a.Pages.Page(c, "admin.hosts", "admin"), rows, f, listErr))
 }
 
 func (a *Area) createHostForm(c echo.Context) error {
 	f := request.Form(c, hostFields...)
-	h, err := a.store.CreateHost(c.Request().Context(), hostFromForm(f))
+	h, err := a.Store.CreateHost(c.Request().Context(), hostFromForm(f))
 	if err == nil {
-		return a.pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.created", h.Name))
+		return a.Pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.created", h.Name))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
@@ -83,11 +83,11 @@ func (a *Area) editHostPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := a.store.FindHostByID(c.Request().Context(), id)
+	h, err := a.Store.FindHostByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	return response.Render(c, http.StatusOK, web.HostEditPage(a.pages.Page(c, "admin.hosts", "admin"), id, hostForm(h)))
+	return response.Render(c, http.StatusOK, web.HostEditPage(a.Pages.Page(c, "admin.hosts", "admin"), id, hostForm(h)))
 }
 
 func (a *Area) updateHostForm(c echo.Context) error {
@@ -96,14 +96,14 @@ func (a *Area) updateHostForm(c echo.Context) error {
 		return err
 	}
 	f := request.Form(c, hostFields...)
-	h, err := a.store.UpdateHost(c.Request().Context(), id, hostFromForm(f))
+	h, err := a.Store.UpdateHost(c.Request().Context(), id, hostFromForm(f))
 	if err == nil {
-		return a.pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.updated", h.Name))
+		return a.Pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.updated", h.Name))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return response.Render(c, response.StatusOf(err), web.HostEditPage(a.pages.Page(c, "admin.hosts", "admin"), id, f))
+	return response.Render(c, response.StatusOf(err), web.HostEditPage(a.Pages.Page(c, "admin.hosts", "admin"), id, f))
 }
 
 func (a *Area) deleteHostForm(c echo.Context) error {
@@ -111,17 +111,17 @@ func (a *Area) deleteHostForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := a.store.FindHostByID(c.Request().Context(), id)
+	h, err := a.Store.FindHostByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteHost(c.Request().Context(), id); err != nil {
+	if err := a.Store.DeleteHost(c.Request().Context(), id); err != nil {
 		if msg, ok := response.Refusal(request.Lang(c), err); ok {
 			return a.renderHosts(c, response.StatusOf(err), web.NewForm(), msg)
 		}
 		return err
 	}
-	return a.pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.deleted", h.Name))
+	return a.Pages.RedirectWithFlash(c, "/admin/hosts", web.T(request.Lang(c), "admin.deleted", h.Name))
 }
 
 // hostJSON is a host in the API with the number of cards it carries.
@@ -131,7 +131,7 @@ type hostJSON struct {
 }
 
 func (a *Area) apiListHosts(c echo.Context) error {
-	hosts, err := a.store.FindHosts(c.Request().Context())
+	hosts, err := a.Store.FindHosts(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -151,11 +151,11 @@ func (a *Area) apiGetHost(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h, err := a.store.FindHostByID(c.Request().Context(), id)
+	h, err := a.Store.FindHostByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	cards, err := a.store.FindCards(c.Request().Context(), store.CardFilter{HostID: id})
+	cards, err := a.Store.FindCards(c.Request().Context(), store.CardFilter{HostID: id})
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (a *Area) apiCreateHost(c echo.Context) error {
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	h, err := a.store.CreateHost(c.Request().Context(), in)
+	h, err := a.Store.CreateHost(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
@@ -183,11 +183,11 @@ func (a *Area) apiUpdateHost(c echo.Context) error {
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	h, err := a.store.UpdateHost(c.Request().Context(), id, in)
+	h, err := a.Store.UpdateHost(c.Request().Context(), id, in)
 	if err != nil {
 		return err
 	}
-	cards, err := a.store.FindCards(c.Request().Context(), store.CardFilter{HostID: id})
+	cards, err := a.Store.FindCards(c.Request().Context(), store.CardFilter{HostID: id})
 	if err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func (a *Area) apiDeleteHost(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteHost(c.Request().Context(), id); err != nil {
+	if err := a.Store.DeleteHost(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

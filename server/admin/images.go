@@ -33,7 +33,7 @@ func (a *Area) imagesPage(c echo.Context) error {
 }
 
 func (a *Area) renderImages(c echo.Context, status int, f web.Form, listErr string) error {
-	images, err := a.store.FindImages(c.Request().Context())
+	images, err := a.Store.FindImages(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -42,14 +42,14 @@ func (a *Area) renderImages(c echo.Context, status int, f web.Form, listErr stri
 		rows = append(rows, web.ImageRow{ID: i.ID, Name: i.Name, Reference: i.Reference, CUDAVersion: i.CUDAVersion,
 			Frameworks: i.Frameworks, Description: i.Description})
 	}
-	return response.Render(c, status, web.ImagesPage(a.pages.Page(c, "admin.images", "admin"), rows, f, listErr))
+	return response.Render(c, status, web.ImagesPage(a.Pages.Page(c, "admin.images", "admin"), rows, f, listErr))
 }
 
 func (a *Area) createImageForm(c echo.Context) error {
 	f := request.Form(c, imageFields...)
-	i, err := a.store.CreateImage(c.Request().Context(), imageFromForm(f))
+	i, err := a.Store.CreateImage(c.Request().Context(), imageFromForm(f))
 	if err == nil {
-		return a.pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.created", i.Name))
+		return a.Pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.created", i.Name))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
@@ -62,11 +62,11 @@ func (a *Area) editImagePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	i, err := a.store.FindImageByID(c.Request().Context(), id)
+	i, err := a.Store.FindImageByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	return response.Render(c, http.StatusOK, web.ImageEditPage(a.pages.Page(c, "admin.images", "admin"), id, imageForm(i)))
+	return response.Render(c, http.StatusOK, web.ImageEditPage(a.Pages.Page(c, "admin.images", "admin"), id, imageForm(i)))
 }
 
 func (a *Area) updateImageForm(c echo.Context) error {
@@ -75,14 +75,14 @@ func (a *Area) updateImageForm(c echo.Context) error {
 		return err
 	}
 	f := request.Form(c, imageFields...)
-	i, err := a.store.UpdateImage(c.Request().Context(), id, imageFromForm(f))
+	i, err := a.Store.UpdateImage(c.Request().Context(), id, imageFromForm(f))
 	if err == nil {
-		return a.pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.updated", i.Name))
+		return a.Pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.updated", i.Name))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return response.Render(c, response.StatusOf(err), web.ImageEditPage(a.pages.Page(c, "admin.images", "admin"), id, f))
+	return response.Render(c, response.StatusOf(err), web.ImageEditPage(a.Pages.Page(c, "admin.images", "admin"), id, f))
 }
 
 func (a *Area) deleteImageForm(c echo.Context) error {
@@ -90,21 +90,21 @@ func (a *Area) deleteImageForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	i, err := a.store.FindImageByID(c.Request().Context(), id)
+	i, err := a.Store.FindImageByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteImage(c.Request().Context(), id); err != nil {
+	if err := a.Store.DeleteImage(c.Request().Context(), id); err != nil {
 		if msg, ok := response.Refusal(request.Lang(c), err); ok {
 			return a.renderImages(c, response.StatusOf(err), web.NewForm(), msg)
 		}
 		return err
 	}
-	return a.pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.deleted", i.Name))
+	return a.Pages.RedirectWithFlash(c, "/admin/images", web.T(request.Lang(c), "admin.deleted", i.Name))
 }
 
 func (a *Area) apiListImages(c echo.Context) error {
-	images, err := a.store.FindImages(c.Request().Context())
+	images, err := a.Store.FindImages(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (a *Area) apiGetImage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	i, err := a.store.FindImageByID(c.Request().Context(), id)
+	i, err := a.Store.FindImageByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func (a *Area) apiCreateImage(c echo.Context) error {
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	i, err := a.store.CreateImage(c.Request().Context(), in)
+	i, err := a.Store.CreateImage(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (a *Area) apiUpdateImage(c echo.Context) error {
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	i, err := a.store.UpdateImage(c.Request().Context(), id, in)
+	i, err := a.Store.UpdateImage(c.Request().Context(), id, in)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (a *Area) apiDeleteImage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteImage(c.Request().Context(), id); err != nil {
+	if err := a.Store.DeleteImage(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -17,35 +17,35 @@ func cardRow(cd store.CardView) web.CardRow {
 func (a *Area) adminIndex(c echo.Context) error {
 	ctx := c.Request().Context()
 	counts := map[string]int{}
-	types, err := a.store.FindCardTypes(ctx)
+	types, err := a.Store.FindCardTypes(ctx)
 	if err != nil {
 		return err
 	}
 	counts["cardtypes"] = len(types)
-	hosts, err := a.store.FindHosts(ctx)
+	hosts, err := a.Store.FindHosts(ctx)
 	if err != nil {
 		return err
 	}
 	counts["hosts"] = len(hosts)
-	cards, err := a.store.FindCards(ctx, store.CardFilter{})
+	cards, err := a.Store.FindCards(ctx, store.CardFilter{})
 	if err != nil {
 		return err
 	}
 	counts["cards"] = len(cards)
-	images, err := a.store.FindImages(ctx)
+	images, err := a.Store.FindImages(ctx)
 	if err != nil {
 		return err
 	}
 	counts["images"] = len(images)
-	teams, err := a.store.FindTeams(ctx)
+	teams, err := a.Store.FindTeams(ctx)
 	if err != nil {
 		return err
 	}
 	counts["teams"] = len(teams)
-	users, err := a.store.FindUsers(ctx, store.UserFilter{})
+	users, err := a.Store.FindUsers(ctx, store.UserFilter{})
 	if err != nil {
 		return err
 	}
 	counts["users"] = len(users)
-	return response.Render(c, http.StatusOK, web.AdminIndexPage(a.pages.Page(c, "admin.title", "admin"), counts))
+	return response.Render(c, http.StatusOK, web.AdminIndexPage(a.Pages.Page(c, "admin.title", "admin"), counts))
 }

@@ -18,7 +18,7 @@ var teamFields = []string{"name", "description", "requires_approval"}
 
 // memberCounts counts the members of every team.
 func (a *Area) memberCounts(c echo.Context) (map[int64]int, error) {
-	ms, err := a.store.FindMemberships(c.Request().Context(), store.MembershipFilter{})
+	ms, err := a.Store.FindMemberships(c.Request().Context(), store.MembershipFilter{})
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (a *Area) teamsPage(c echo.Context) error {
 }
 
 func (a *Area) renderTeams(c echo.Context, status int, f web.Form, listErr string) error {
-	teams, err := a.store.FindTeams(c.Request().Context())
+	teams, err := a.Store.FindTeams(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -68,14 +68,14 @@ func (a *Area) renderTeams(c echo.Context, status int, f web.Form, listErr strin
 	for _, t := range teams {
 		rows = append(rows, web.TeamRow{ID: t.ID, Name: t.Name, Description: t.Description, Members: counts[t.ID]})
 	}
-	return response.Render(c, status, web.TeamsPage(a.pages.Page(c, "admin.teams", "admin"), rows, f, listErr))
+	return response.Render(c, status, web.TeamsPage(a.Pages.Page(c, "admin.teams", "admin"), rows, f, listErr))
 }
 
 func (a *Area) createTeamForm(c echo.Context) error {
 	f := request.Form(c, teamFields...)
-	t, err := a.store.CreateTeam(c.Request().Context(), teamFromForm(f))
+	t, err := a.Store.CreateTeam(c.Request().Context(), teamFromForm(f))
 	if err == nil {
-		return a.pages.RedirectWithFlash(c, "/admin/teams/"+strconv.FormatInt(t.ID, 10), web.T(request.Lang(c), "admin.created", t.Name))
+		return a.Pages.RedirectWithFlash(c, "/admin/teams/"+strconv.FormatInt(t.ID, 10), web.T(request.Lang(c), "admin.created", t.Name))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
@@ -88,7 +88,7 @@ func (a *Area) createTeamForm(c echo.Context) error {
 // stored fields.
 func (a *Area) renderTeamEdit(c echo.Context, status int, id int64, f *web.Form, mf web.Form, memberErr string) error {
 	ctx := c.Request().Context()
-	t, err := a.store.FindTeamByID(ctx, id)
+	t, err := a.Store.FindTeamByID(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -96,11 +96,11 @@ func (a *Area) renderTeamEdit(c echo.Context, status int, id int64, f *web.Form,
 		tf := teamForm(t)
 		f = &tf
 	}
-	ms, err := a.store.FindMemberships(ctx, store.MembershipFilter{TeamID: id})
+	ms, err := a.Store.FindMemberships(ctx, store.MembershipFilter{TeamID: id})
 	if err != nil {
 		return err
 	}
-	users, err := a.store.FindUsers(ctx, store.UserFilter{Limit: 1000})
+	users, err := a.Store.FindUsers(ctx, store.UserFilter{Limit: 1000})
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (a *Area) renderTeamEdit(c echo.Context, status int, id int64, f *web.Form,
 	if mf.Value("role") == "" {
 		mf.Values["role"] = store.TeamRoleMember
 	}
-	return response.Render(c, status, web.TeamEditPage(a.pages.Page(c, "admin.teams", "admin"), props, *f, mf, memberErr))
+	return response.Render(c, status, web.TeamEditPage(a.Pages.Page(c, "admin.teams", "admin"), props, *f, mf, memberErr))
 }
 
 func (a *Area) editTeamPage(c echo.Context) error {
@@ -141,9 +141,9 @@ func (a *Area) updateTeamForm(c echo.Context) error {
 		return err
 	}
 	f := request.Form(c, teamFields...)
-	t, err := a.store.UpdateTeam(c.Request().Context(), id, teamFromForm(f))
+	t, err := a.Store.UpdateTeam(c.Request().Context(), id, teamFromForm(f))
 	if err == nil {
-		return a.pages.RedirectWithFlash(c, "/admin/teams", web.T(request.Lang(c), "admin.updated", t.Name))
+		return a.Pages.RedirectWithFlash(c, "/admin/teams", web.T(request.Lang(c), "admin.updated", t.Name))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
@@ -156,17 +156,17 @@ func (a *Area) deleteTeamForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.store.FindTeamByID(c.Request().Context(), id)
+	t, err := a.Store.FindTeamByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteTeam(c.Request().Context(), id); err != nil {
+	if err := a.Store.DeleteTeam(c.Request().Context(), id); err != nil {
 		if msg, ok := response.Refusal(request.Lang(c), err); ok {
 			return a.renderTeams(c, response.StatusOf(err), web.NewForm(), msg)
 		}
 		return err
 	}
-	return a.pages.RedirectWithFlash(c, "/admin/teams", web.T(request.Lang(c), "admin.deleted", t.Name))
+	return a.Pages.RedirectWithFlash(c, "/admin/teams", web.T(request.Lang(c), "admin.deleted", t.Name))
 }
 
 func teamPath(id int64) string { return "/admin/teams/" + strconv.FormatInt(id, 10) }
@@ -184,10 +184,10 @@ func (a *Area) addMemberForm(c echo.Context) error {
 	if perr != nil || userID <= 0 {
 		err = &errs.Error{Code: errs.Invalid, Op: "server.addMemberForm", Key: "field.required", Fields: map[string]string{"user_id": "field.required"}}
 	} else {
-		m, err = a.store.SetMembership(c.Request().Context(), id, userID, mf.Value("role"))
+		m, err = a.Store.SetMembership(c.Request().Context(), id, userID, mf.Value("role"))
 	}
 	if err == nil {
-		return a.pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_saved", a.username(c, m.UserID)))
+		return a.Pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_saved", a.username(c, m.UserID)))
 	}
 	if !response.FormFailed(request.Lang(c), err, &mf) {
 		return err
@@ -204,13 +204,13 @@ func (a *Area) setMemberRoleForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.store.SetMembership(c.Request().Context(), id, userID, c.FormValue("role")); err != nil {
+	if _, err := a.Store.SetMembership(c.Request().Context(), id, userID, c.FormValue("role")); err != nil {
 		if msg, ok := response.Refusal(request.Lang(c), err); ok {
 			return a.renderTeamEdit(c, response.StatusOf(err), id, nil, web.NewForm(), msg)
 		}
 		return err
 	}
-	return a.pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_saved", a.username(c, userID)))
+	return a.Pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_saved", a.username(c, userID)))
 }
 
 func (a *Area) removeMemberForm(c echo.Context) error {
@@ -222,16 +222,16 @@ func (a *Area) removeMemberForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteMembership(c.Request().Context(), id, userID); err != nil {
+	if err := a.Store.DeleteMembership(c.Request().Context(), id, userID); err != nil {
 		return err
 	}
-	return a.pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_removed", a.username(c, userID)))
+	return a.Pages.RedirectWithFlash(c, teamPath(id), web.T(request.Lang(c), "team.member_removed", a.username(c, userID)))
 }
 
 // username names a user in a flash message; the id stands in if the lookup
 // fails, since the change itself has already succeeded.
 func (a *Area) username(c echo.Context, id int64) string {
-	u, err := a.store.FindUserByID(c.Request().Context(), id)
+	u, err := a.Store.FindUserByID(c.Request().Context(), id)
 	if err != nil {
 		return "#" + strconv.FormatInt(id, 10)
 	}
@@ -245,7 +245,7 @@ type teamJSON struct {
 }
 
 func (a *Area) apiListTeams(c echo.Context) error {
-	teams, err := a.store.FindTeams(c.Request().Context())
+	teams, err := a.Store.FindTeams(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -261,7 +261,7 @@ func (a *Area) apiListTeams(c echo.Context) error {
 }
 
 func (a *Area) teamWithCount(c echo.Context, t *store.Team) (teamJSON, error) {
-	ms, err := a.store.FindMemberships(c.Request().Context(), store.MembershipFilter{TeamID: t.ID})
+	ms, err := a.Store.FindMemberships(c.Request().Context(), store.MembershipFilter{TeamID: t.ID})
 	if err != nil {
 		return teamJSON{}, err
 	}
@@ -273,7 +273,7 @@ func (a *Area) apiGetTeam(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.store.FindTeamByID(c.Request().Context(), id)
+	t, err := a.Store.FindTeamByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -289,7 +289,7 @@ func (a *Area) apiCreateTeam(c echo.Context) error {
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	t, err := a.store.CreateTeam(c.Request().Context(), in)
+	t, err := a.Store.CreateTeam(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
@@ -305,7 +305,7 @@ func (a *Area) apiUpdateTeam(c echo.Context) error {
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	t, err := a.store.UpdateTeam(c.Request().Context(), id, in)
+	t, err := a.Store.UpdateTeam(c.Request().Context(), id, in)
 	if err != nil {
 		return err
 	}
@@ -321,7 +321,7 @@ func (a *Area) apiDeleteTeam(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteTeam(c.Request().Context(), id); err != nil {
+	if err := a.Store.DeleteTeam(c.Request().Context(), id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -334,10 +334,10 @@ func (a *Area) apiListMembers(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	// An unknown team is a 404, not an empty list.
-	if _, err := a.store.FindTeamByID(ctx, id); err != nil {
+	if _, err := a.Store.FindTeamByID(ctx, id); err != nil {
 		return err
 	}
-	ms, err := a.store.FindMemberships(ctx, store.MembershipFilter{TeamID: id})
+	ms, err := a.Store.FindMemberships(ctx, store.MembershipFilter{TeamID: id})
 	if err != nil {
 		return err
 	}
@@ -366,10 +366,10 @@ func (a *Area) apiSetMember(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if _, err := a.store.SetMembership(ctx, id, userID, req.Role); err != nil {
+	if _, err := a.Store.SetMembership(ctx, id, userID, req.Role); err != nil {
 		return err
 	}
-	ms, err := a.store.FindMemberships(ctx, store.MembershipFilter{TeamID: id, UserID: userID})
+	ms, err := a.Store.FindMemberships(ctx, store.MembershipFilter{TeamID: id, UserID: userID})
 	if err != nil {
 		return err
 	}
@@ -388,7 +388,7 @@ func (a *Area) apiRemoveMember(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteMembership(c.Request().Context(), id, userID); err != nil {
+	if err := a.Store.DeleteMembership(c.Request().Context(), id, userID); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -27,7 +27,7 @@ func roleOptions(lang string) []web.Option {
 
 // teamsByUser lists every user's teams as "team (role)" in lang.
 func (a *Area) teamsByUser(c echo.Context, f store.MembershipFilter) (map[int64][]string, error) {
-	ms, err := a.store.FindMemberships(c.Request().Context(), f)
+	ms, err := a.Store.FindMemberships(c.Request().Context(), f)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (a *Area) usersPage(c echo.Context) error {
 }
 
 func (a *Area) renderUsers(c echo.Context, status int, f web.Form) error {
-	users, err := a.store.FindUsers(c.Request().Context(), store.UserFilter{Limit: 1000})
+	users, err := a.Store.FindUsers(c.Request().Context(), store.UserFilter{Limit: 1000})
 	if err != nil {
 		return err
 	}
@@ -61,16 +61,16 @@ func (a *Area) renderUsers(c echo.Context, status int, f web.Form) error {
 	}
 	// A rejected password is never sent back into the page.
 	delete(f.Values, "password")
-	return response.Render(c, status, web.UsersPage(a.pages.Page(c, "admin.users", "admin"), rows, roleOptions(request.Lang(c)), f))
+	return response.Render(c, status, web.UsersPage(a.Pages.Page(c, "admin.users", "admin"), rows, roleOptions(request.Lang(c)), f))
 }
 
 func (a *Area) createUserForm(c echo.Context) error {
 	f := request.Form(c, userCreateFields...)
 	in := store.UserCreate{Username: f.Value("username"), DisplayName: f.Value("display_name"), Email: f.Value("email"),
 		Password: f.Value("password"), Role: f.Value("role")}
-	u, err := a.store.CreateUser(c.Request().Context(), in)
+	u, err := a.Store.CreateUser(c.Request().Context(), in)
 	if err == nil {
-		return a.pages.RedirectWithFlash(c, "/admin/users", web.T(request.Lang(c), "admin.created", u.Username))
+		return a.Pages.RedirectWithFlash(c, "/admin/users", web.T(request.Lang(c), "admin.created", u.Username))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
@@ -93,7 +93,7 @@ func (a *Area) renderUserEdit(c echo.Context, status int, u *store.User, f web.F
 		return err
 	}
 	delete(f.Values, "password")
-	return response.Render(c, status, web.UserEditPage(a.pages.Page(c, "admin.users", "admin"), u.ID, u.Username, teams[u.ID], roleOptions(request.Lang(c)), f))
+	return response.Render(c, status, web.UserEditPage(a.Pages.Page(c, "admin.users", "admin"), u.ID, u.Username, teams[u.ID], roleOptions(request.Lang(c)), f))
 }
 
 func (a *Area) editUserPage(c echo.Context) error {
@@ -101,7 +101,7 @@ func (a *Area) editUserPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, err := a.store.FindUserByID(c.Request().Context(), id)
+	u, err := a.Store.FindUserByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -126,13 +126,13 @@ func (a *Area) updateUserForm(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	current, err := a.store.FindUserByID(ctx, id)
+	current, err := a.Store.FindUserByID(ctx, id)
 	if err != nil {
 		return err
 	}
 	f := request.Form(c, userEditFields...)
 	up := userUpdateFromForm(f)
-	u, err := a.store.UpdateUser(ctx, id, up)
+	u, err := a.Store.UpdateUser(ctx, id, up)
 	if err != nil {
 		if !response.FormFailed(request.Lang(c), err, &f) {
 			return err
@@ -142,7 +142,7 @@ func (a *Area) updateUserForm(c echo.Context) error {
 	if err := a.keepOwnSession(c, id, up); err != nil {
 		return err
 	}
-	return a.pages.RedirectWithFlash(c, "/admin/users", web.T(request.Lang(c), "admin.updated", u.Username))
+	return a.Pages.RedirectWithFlash(c, "/admin/users", web.T(request.Lang(c), "admin.updated", u.Username))
 }
 
 // keepOwnSession logs an admin who just set their own password straight back
@@ -152,11 +152,11 @@ func (a *Area) keepOwnSession(c echo.Context, id int64, up store.UserUpdate) err
 	if up.Password == nil || me == nil || me.ID != id || request.AuthKind(c) != request.BySession {
 		return nil
 	}
-	token, err := a.store.CreateSession(c.Request().Context(), id)
+	token, err := a.Store.CreateSession(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
-	a.pages.SetSession(c, token)
+	a.Pages.SetSession(c, token)
 	return nil
 }
 
@@ -175,7 +175,7 @@ type userJSON struct {
 }
 
 func (a *Area) userTeams(c echo.Context, f store.MembershipFilter) (map[int64][]userTeam, error) {
-	ms, err := a.store.FindMemberships(c.Request().Context(), f)
+	ms, err := a.Store.FindMemberships(c.Request().Context(), f)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (a *Area) toUserJSON(c echo.Context, u *store.User) (userJSON, error) {
 }
 
 func (a *Area) apiListUsers(c echo.Context) error {
-	users, err := a.store.FindUsers(c.Request().Context(), store.UserFilter{Query: c.QueryParam("q"), Limit: 1000})
+	users, err := a.Store.FindUsers(c.Request().Context(), store.UserFilter{Query: c.QueryParam("q"), Limit: 1000})
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func (a *Area) apiGetUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	u, err := a.store.FindUserByID(c.Request().Context(), id)
+	u, err := a.Store.FindUserByID(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -239,7 +239,7 @@ func (a *Area) apiCreateUser(c echo.Context) error {
 	if err := request.DecodeJSON(c, &in); err != nil {
 		return err
 	}
-	u, err := a.store.CreateUser(c.Request().Context(), in)
+	u, err := a.Store.CreateUser(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ func (a *Area) apiUpdateUser(c echo.Context) error {
 	if err := request.DecodeJSON(c, &up); err != nil {
 		return err
 	}
-	u, err := a.store.UpdateUser(c.Request().Context(), id, up)
+	u, err := a.Store.UpdateUser(c.Request().Context(), id, up)
 	if err != nil {
 		return err
 	}

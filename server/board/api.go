@@ -37,7 +37,7 @@ func (a *Area) telemetryWriter(c echo.Context) error {
 		if a.live.tokens.known(secret) {
 			return nil
 		}
-		if _, err := a.store.FindTelemetryToken(ctx, store.TokenAgent, secret); err == nil {
+		if _, err := a.Store.FindTelemetryToken(ctx, store.TokenAgent, secret); err == nil {
 			a.live.tokens.remember(secret)
 			return nil
 		} else if !errs.Is(err, errs.Unauthorized) {
@@ -194,7 +194,7 @@ func (a *Area) apiCreateTelemetryToken(kind string) echo.HandlerFunc {
 		if err := request.DecodeJSON(c, &in); err != nil {
 			return err
 		}
-		t, secret, err := a.store.CreateTelemetryToken(c.Request().Context(), kind, in.Name)
+		t, secret, err := a.Store.CreateTelemetryToken(c.Request().Context(), kind, in.Name)
 		if err != nil {
 			return err
 		}
@@ -234,14 +234,14 @@ func (a *Area) apiBookingUsage(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	// Only someone who may see the booking sees its usage.
-	if _, err := scope.Booking(c, a.store, id); err != nil {
+	if _, err := scope.Booking(c, a.Store, id); err != nil {
 		return err
 	}
-	u, err := a.store.FindBookingUsage(ctx, id)
+	u, err := a.Store.FindBookingUsage(ctx, id)
 	if err != nil {
 		return err
 	}
-	alerts, err := a.store.FindBookingAlerts(ctx, id)
+	alerts, err := a.Store.FindBookingAlerts(ctx, id)
 	if err != nil {
 		return err
 	}

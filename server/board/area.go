@@ -7,27 +7,20 @@
 package board
 
 import (
-	"log/slog"
+	"cardhour/server/area"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"cardhour/config"
-	"cardhour/server/response"
-	"cardhour/store"
 )
 
 // Area serves the board and keeps the live fleet.
 type Area struct {
-	store *store.Store
-	cfg   config.Config
-	log   *slog.Logger
-	pages *response.Pages
-	live  *live
+	area.Deps
+	live *live
 }
 
 // New builds the area; its collectors go into reg.
-func New(st *store.Store, cfg config.Config, log *slog.Logger, pages *response.Pages, reg *prometheus.Registry) *Area {
-	a := &Area{store: st, cfg: cfg, log: log, pages: pages}
+func New(d area.Deps, reg *prometheus.Registry) *Area {
+	a := &Area{Deps: d}
 	a.live = newLive(a, reg)
 	return a
 }

@@ -51,8 +51,8 @@ func (a *Area) sameOrigin(r *http.Request) bool {
 	if strings.EqualFold(u.Host, r.Host) {
 		return true
 	}
-	if a.cfg.BaseURL != "" {
-		if b, err := url.Parse(a.cfg.BaseURL); err == nil && strings.EqualFold(u.Host, b.Host) {
+	if a.Config.BaseURL != "" {
+		if b, err := url.Parse(a.Config.BaseURL); err == nil && strings.EqualFold(u.Host, b.Host) {
 			return true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cardhour/errs"
+	"cardhour/server/area"
 	"cardhour/store"
 	"cardhour/telemetry"
 
@@ -43,7 +44,7 @@ const maxUnsaved = 200000
 
 func newLive(a *Area, reg *prometheus.Registry) *live {
 	l := &live{a: a, warned: map[int64]time.Time{}}
-	l.fleet = telemetry.NewFleet(telemetry.Options{Thresholds: a.cfg.Thresholds, Location: a.cfg.TZ})
+	l.fleet = telemetry.NewFleet(telemetry.Options{Thresholds: a.Config.Thresholds, Location: a.Config.TZ})
 	l.metrics = newBoardMetrics(reg, l.fleet)
 	l.hub = newHub(l.fleet, l.openAlerts, l.metrics, defaultHubOptions())
 	return l
@@ -77,7 +78,7 @@ func (l *live) ensureFresh(ctx context.Context, maxAge time.Duration) error {
 
 // refreshInventory loads every card into the fleet.
 func (l *live) refreshInventory(ctx context.Context) error {
-	cards, err := l.a.store.FindCards(ctx, store.CardFilter{})
+	cards, err := l.a.Store.FindCards(ctx, store.CardFilter{})
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func (l *live) refreshInventory(ctx context.Context) error {
 // refreshHolds loads which booking holds which card now.
 func (l *live) refreshHolds(ctx context.Context) error {
 	now := time.Now()
-	hs, err := l.a.store.FindCardHolds(ctx, now)
+	hs, err := l.a.Store.FindCardHolds(ctx, now)
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func (l *live) refreshHolds(ctx context.Context) error {
 
 // refreshAlerts reloads the open alerts the board lists.
 func (l *live) refreshAlerts(ctx context.Context) error {
-	open, err := l.a.store.FindOpenAlerts(ctx)
+	open, err := l.a.Store.FindOpenAlerts(ctx)
 	if err != nil {
 		return err
 	}
@@ -143,7 +144,7 @@ func (a *Area) Start(ctx context.Context) (stop func()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l.loop(ctx, name, every, fn)
+			area.Loop(ctx, a.Log, area.Job{Name: "board " + name, Every: every, Run: fn})
 		}()
 	}
 	l.start(ctx)
@@ -159,14 +160,14 @@ func (a *Area) Start(ctx context.Context) (stop func()) {
 	goLoop("unregistered", 10*time.Second, l.parkUnknown)
 	goLoop("rollups", 20*time.Second, func(ctx context.Context) error { return l.saveRollups(ctx, time.Now().Add(-5*time.Second)) })
 	goLoop("retention", time.Hour, l.prune)
-	if a.cfg.Simulator {
+	if a.Config.Simulator {
 		goLoop("simulator", time.Second, func(context.Context) error { l.fleet.SimulateStep(time.Now()); return nil })
 	}
-	if len(a.cfg.DCGMTargets) > 0 {
-		sc := &telemetry.Scraper{Targets: a.cfg.DCGMTargets}
-		goLoop("dcgm", a.cfg.DCGMInterval, func(ctx context.Context) error { return l.scrape(ctx, sc) })
+	if len(a.Config.DCGMTargets) > 0 {
+		sc := &telemetry.Scraper{Targets: a.Config.DCGMTargets}
+		goLoop("dcgm", a.Config.DCGMInterval, func(ctx context.Context) error { return l.scrape(ctx, sc) })
 	}
-	if a.cfg.AutoRelease > 0 {
+	if a.Config.AutoRelease > 0 {
 		goLoop("auto-release", 30*time.Second, l.autoRelease)
 	}
 	var once sync.Once
@@ -179,7 +180,7 @@ func (a *Area) Start(ctx context.Context) (stop func()) {
 			fctx, done := context.WithTimeout(context.Background(), 10*time.Second)
 			defer done()
 			if err := l.saveRollups(fctx, time.Time{}); err != nil {
-				a.log.Warn("final telemetry rollups not written", "err", err)
+				a.Log.Warn("final telemetry rollups not written", "err", err)
 			}
 		})
 	}
@@ -194,51 +195,30 @@ func (l *live) start(ctx context.Context) {
 		fn   func(context.Context) error
 	}{{"inventory", l.refreshInventory}, {"holds", l.refreshHolds}} {
 		if err := step.fn(ctx); err != nil {
-			a.log.Warn("board start: "+step.name+" not loaded", "err", err)
+			a.Log.Warn("board start: "+step.name+" not loaded", "err", err)
 		}
 	}
 	now := time.Now()
-	if n, err := a.store.CloseStaleAlerts(ctx, now); err != nil {
-		a.log.Warn("board start: stale alerts not closed", "err", err)
+	if n, err := a.Store.CloseStaleAlerts(ctx, now); err != nil {
+		a.Log.Warn("board start: stale alerts not closed", "err", err)
 	} else if n > 0 {
-		a.log.Info("closed alerts left open by the last run", "alerts", n)
+		a.Log.Info("closed alerts left open by the last run", "alerts", n)
 	}
 	if err := l.refreshAlerts(ctx); err != nil {
-		a.log.Warn("board start: alerts not loaded", "err", err)
+		a.Log.Warn("board start: alerts not loaded", "err", err)
 	}
-	if a.cfg.Simulator {
+	if a.Config.Simulator {
 		// A few minutes of made-up history warm the live state (a booked card
 		// idle on purpose shows as held idle at once). It only warms: its
 		// rollups are dropped, as the last run may have stored those minutes.
 		_ = l.fleet.SimulateSince(now.Add(-12*time.Minute), now, 15*time.Second)
 		l.fleet.TakeRollups(time.Time{})
-		a.log.Info("telemetry simulator on (CARDHOUR_SIMULATOR): cards no agent reports are simulated")
+		a.Log.Info("telemetry simulator on (CARDHOUR_SIMULATOR): cards no agent reports are simulated")
 	}
-	local := now.In(a.cfg.TZ)
-	midnight := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, a.cfg.TZ)
-	if sec, err := a.store.HeldIdleSecondsSince(ctx, midnight); err == nil {
+	local := now.In(a.Config.TZ)
+	midnight := time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, a.Config.TZ)
+	if sec, err := a.Store.HeldIdleSecondsSince(ctx, midnight); err == nil {
 		l.fleet.SetHeldIdleToday(sec)
-	}
-}
-
-// loop runs fn every interval until ctx ends, logging failures by their
-// weight: an unreachable database is a warning, anything else an error.
-func (l *live) loop(ctx context.Context, name string, every time.Duration, fn func(context.Context) error) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if err := fn(ctx); err != nil && ctx.Err() == nil {
-			if errs.Is(err, errs.Unavailable) {
-				l.a.log.Warn("board "+name+" skipped: database unavailable", "err", err)
-			} else {
-				l.a.log.Error("board "+name+" failed", "err", err)
-			}
-		}
 	}
 }
 
@@ -275,7 +255,7 @@ func (l *live) scrape(ctx context.Context, sc *telemetry.Scraper) error {
 	defer cancel()
 	samples, failed := sc.Scrape(sctx, time.Now())
 	for _, f := range failed {
-		l.a.log.Warn("DCGM endpoint not read", "target", f.Target, "err", f.Err)
+		l.a.Log.Warn("DCGM endpoint not read", "target", f.Target, "err", f.Err)
 	}
 	_, err := l.ingest(ctx, samples, telemetry.SourceDCGM)
 	return err
@@ -294,9 +274,9 @@ func (l *live) processEvents(ctx context.Context) error {
 		}
 		var err error
 		if e.Open {
-			_, _, err = l.a.store.OpenAlert(ctx, store.AlertInput{Kind: kind, CardID: e.CardID, BookingID: e.BookingID, Value: e.Value, At: e.At})
+			_, _, err = l.a.Store.OpenAlert(ctx, store.AlertInput{Kind: kind, CardID: e.CardID, BookingID: e.BookingID, Value: e.Value, At: e.At})
 		} else {
-			err = l.a.store.CloseAlert(ctx, kind, e.CardID, e.BookingID, e.Value, e.At)
+			err = l.a.Store.CloseAlert(ctx, kind, e.CardID, e.BookingID, e.Value, e.At)
 		}
 		if err != nil {
 			return err
@@ -319,7 +299,7 @@ func (l *live) parkUnknown(ctx context.Context) error {
 		}
 		in = append(in, u)
 	}
-	return l.a.store.RecordUnknownCards(ctx, in)
+	return l.a.Store.RecordUnknownCards(ctx, in)
 }
 
 // saveRollups writes the minutes that ended before `before` (all of them
@@ -330,7 +310,7 @@ func (l *live) saveRollups(ctx context.Context, before time.Time) error {
 	defer l.rollMu.Unlock()
 	minutes := append(l.unsaved, toStoreRollups(rs)...)
 	usage := append(l.unsavedUse, toStoreUsage(us)...)
-	if err := l.a.store.SaveRollups(ctx, minutes, usage); err != nil {
+	if err := l.a.Store.SaveRollups(ctx, minutes, usage); err != nil {
 		if len(minutes) > maxUnsaved {
 			minutes = minutes[len(minutes)-maxUnsaved:]
 		}
@@ -362,9 +342,9 @@ func toStoreUsage(us []telemetry.Usage) []store.UsageDelta {
 
 func (l *live) prune(ctx context.Context) error {
 	now := time.Now()
-	n, err := l.a.store.PruneRollups(ctx, now.Add(-l.a.cfg.KeepMinutes), now.Add(-l.a.cfg.KeepHours))
+	n, err := l.a.Store.PruneRollups(ctx, now.Add(-l.a.Config.KeepMinutes), now.Add(-l.a.Config.KeepHours))
 	if err == nil && n > 0 {
-		l.a.log.Info("pruned telemetry rollups past their retention", "rows", n)
+		l.a.Log.Info("pruned telemetry rollups past their retention", "rows", n)
 	}
 	return err
 }
@@ -381,7 +361,7 @@ func autoReleaseWarnAt(limit time.Duration) time.Duration {
 // and released only when the warning has stood as long as it would have.
 // Any card busy, silent or in maintenance keeps the booking.
 func (l *live) autoRelease(ctx context.Context) error {
-	limit := l.a.cfg.AutoRelease
+	limit := l.a.Config.AutoRelease
 	warnAt := autoReleaseWarnAt(limit)
 	now := time.Now()
 	idle := map[int64]bool{}
@@ -394,7 +374,7 @@ func (l *live) autoRelease(ctx context.Context) error {
 		warned, ok := l.warned[id]
 		if !ok {
 			left := max(limit-b.IdleFor, limit-warnAt)
-			if _, _, err := l.a.store.OpenAlert(ctx, store.AlertInput{Kind: store.AlertReleaseWarned, BookingID: id,
+			if _, _, err := l.a.Store.OpenAlert(ctx, store.AlertInput{Kind: store.AlertReleaseWarned, BookingID: id,
 				Value: math.Max(1, math.Round(left.Minutes()))}); err != nil {
 				return err
 			}
@@ -405,7 +385,7 @@ func (l *live) autoRelease(ctx context.Context) error {
 			continue
 		}
 		mins := int(b.IdleFor.Minutes())
-		res, err := l.a.store.AutoReleaseBooking(ctx, id, mins)
+		res, err := l.a.Store.AutoReleaseBooking(ctx, id, mins)
 		if err != nil {
 			if errs.Is(err, errs.Conflict) { // ended meanwhile
 				delete(l.warned, id)
@@ -414,12 +394,12 @@ func (l *live) autoRelease(ctx context.Context) error {
 			return err
 		}
 		delete(l.warned, id)
-		l.a.log.Info("auto-released an idle booking", "booking", id, "idle_minutes", mins, "returned_card_seconds", res.ReturnedCardSeconds)
+		l.a.Log.Info("auto-released an idle booking", "booking", id, "idle_minutes", mins, "returned_card_seconds", res.ReturnedCardSeconds)
 	}
 	for id := range l.warned {
 		if !idle[id] {
 			delete(l.warned, id)
-			if err := l.a.store.CloseAlert(ctx, store.AlertReleaseWarned, 0, id, 0, now); err != nil {
+			if err := l.a.Store.CloseAlert(ctx, store.AlertReleaseWarned, 0, id, 0, now); err != nil {
 				return err
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"cardhour/config"
 	"cardhour/schedule"
+	"cardhour/server/area"
 	"cardhour/store"
 	"cardhour/store/storetest"
 	"cardhour/telemetry"
@@ -68,7 +69,7 @@ func newAutoWorld(t *testing.T, limit time.Duration) *autoWorld {
 		return map[string]string{"CARDHOUR_AUTO_RELEASE_MINUTES": fmt.Sprint(int(limit.Minutes())), "CARDHOUR_SIMULATOR": "false"}[k]
 	}, io.Discard)
 	must(err)
-	a := New(st, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil, prometheus.NewRegistry())
+	a := New(area.Deps{Store: st, Config: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, prometheus.NewRegistry())
 	must(a.live.refreshInventory(bg))
 	return &autoWorld{st: st, l: a.live, booking: res.Booking, owner: owner, cards: res.Cards}
 }

@@ -35,7 +35,7 @@ type boardViewer struct {
 func (a *Area) boardAuth(c echo.Context) (boardViewer, error) {
 	const op = "server.boardAuth"
 	if tok := c.QueryParam("token"); tok != "" {
-		if _, err := a.store.FindTelemetryToken(c.Request().Context(), store.TokenBoard, tok); err != nil {
+		if _, err := a.Store.FindTelemetryToken(c.Request().Context(), store.TokenBoard, tok); err != nil {
 			return boardViewer{}, err
 		}
 		return boardViewer{token: tok}, nil
@@ -60,13 +60,13 @@ func (a *Area) boardPage(c echo.Context) error {
 	if err := a.live.ensureFresh(ctx, 5*time.Second); err != nil {
 		return err
 	}
-	p := a.pages.Base(c)
+	p := a.Pages.Base(c)
 	p.Title = p.T("board.title")
 	p.Nav = "board"
 	p.User = response.Viewer(v.user)
 	now := time.Now()
 	sum := a.live.fleet.Summary(now)
-	th := a.cfg.Thresholds
+	th := a.Config.Thresholds
 	b := web.BoardProps{
 		WSURL:        "/ws/board",
 		Figures:      web.BoardFigures{Cards: sum.Cards, Booked: sum.Booked, Busy: sum.Busy, HeldIdleHoursToday: sum.HeldIdleHoursToday, UtilNow: sum.UtilNow},
@@ -149,7 +149,7 @@ func (a *Area) boardSocket(c echo.Context) error {
 // heatmapPage shows cards × hours for one day or seven.
 func (a *Area) heatmapPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	loc := a.cfg.TZ
+	loc := a.Config.TZ
 	now := time.Now().In(loc)
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
 	if q := c.QueryParam("day"); q != "" {
@@ -164,16 +164,16 @@ func (a *Area) heatmapPage(c echo.Context) error {
 		days = 7
 	}
 	from, to := day, day.AddDate(0, 0, days)
-	rollups, err := a.store.FindHourRollups(ctx, from, to)
+	rollups, err := a.Store.FindHourRollups(ctx, from, to)
 	if err != nil {
 		return err
 	}
-	cards, err := a.store.FindCards(ctx, store.CardFilter{})
+	cards, err := a.Store.FindCards(ctx, store.CardFilter{})
 	if err != nil {
 		return err
 	}
-	p := a.pages.Page(c, "heatmap.title", "board")
-	props := buildHeatmap(p, cards, rollups, from, days, a.cfg.Thresholds)
+	p := a.Pages.Page(c, "heatmap.title", "board")
+	props := buildHeatmap(p, cards, rollups, from, days, a.Config.Thresholds)
 	props.Prev = day.AddDate(0, 0, -days).Format(time.DateOnly)
 	props.Next = day.AddDate(0, 0, days).Format(time.DateOnly)
 	return response.Render(c, http.StatusOK, web.HeatmapPage(p, props))
@@ -277,19 +277,19 @@ func (a *Area) telemetryAdminPage(c echo.Context) error {
 
 func (a *Area) renderTelemetryAdmin(c echo.Context, status int, f web.Form, newToken, newKind string) error {
 	ctx := c.Request().Context()
-	pending, err := a.store.FindPendingCards(ctx)
+	pending, err := a.Store.FindPendingCards(ctx)
 	if err != nil {
 		return err
 	}
-	types, err := a.store.FindCardTypes(ctx)
+	types, err := a.Store.FindCardTypes(ctx)
 	if err != nil {
 		return err
 	}
-	tokens, err := a.store.FindTelemetryTokens(ctx)
+	tokens, err := a.Store.FindTelemetryTokens(ctx)
 	if err != nil {
 		return err
 	}
-	p := a.pages.Page(c, "telemetry.admin_title", "admin")
+	p := a.Pages.Page(c, "telemetry.admin_title", "admin")
 	props := web.TelemetryAdminProps{NewToken: newToken, NewKind: newKind, PortalURL: a.portalURL(c)}
 	if newKind == store.TokenBoard && newToken != "" {
 		props.BoardURL = props.PortalURL + "/board?token=" + url.QueryEscape(newToken)
@@ -334,8 +334,8 @@ func suggestType(pc store.PendingCard, types []store.CardType) string {
 // portalURL is where agents reach the portal: the configured public URL,
 // else what this request came to.
 func (a *Area) portalURL(c echo.Context) string {
-	if a.cfg.BaseURL != "" {
-		return a.cfg.BaseURL
+	if a.Config.BaseURL != "" {
+		return a.Config.BaseURL
 	}
 	scheme := "http"
 	if c.Request().TLS != nil || c.Request().Header.Get("X-Forwarded-Proto") == "https" {
@@ -346,7 +346,7 @@ func (a *Area) portalURL(c echo.Context) string {
 
 func (a *Area) createTelemetryTokenForm(c echo.Context) error {
 	f := request.Form(c, "kind", "name")
-	tok, secret, err := a.store.CreateTelemetryToken(c.Request().Context(), f.Value("kind"), f.Value("name"))
+	tok, secret, err := a.Store.CreateTelemetryToken(c.Request().Context(), f.Value("kind"), f.Value("name"))
 	if err != nil {
 		if response.FormFailed(request.Lang(c), err, &f) {
 			return a.renderTelemetryAdmin(c, response.StatusOf(err), f, "", "")
@@ -363,10 +363,10 @@ func (a *Area) revokeTelemetryTokenForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.RevokeTelemetryToken(c.Request().Context(), id); err != nil {
+	if err := a.Store.RevokeTelemetryToken(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return a.pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.revoked_flash"))
+	return a.Pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.revoked_flash"))
 }
 
 func (a *Area) registerPendingCardForm(c echo.Context) error {
@@ -375,16 +375,16 @@ func (a *Area) registerPendingCardForm(c echo.Context) error {
 		return err
 	}
 	typeID, _ := parseInt64(c.FormValue("card_type_id"))
-	card, err := a.store.RegisterPendingCard(c.Request().Context(), id, typeID)
+	card, err := a.Store.RegisterPendingCard(c.Request().Context(), id, typeID)
 	if err != nil {
 		if e, ok := errs.As(err); ok && (e.Code == errs.Invalid || e.Code == errs.Conflict) {
 			_, _, msg, _ := response.Describe(err, request.Lang(c))
-			return a.pages.RedirectWithFlash(c, "/admin/telemetry", msg)
+			return a.Pages.RedirectWithFlash(c, "/admin/telemetry", msg)
 		}
 		return err
 	}
 	a.live.refreshAfterChange(c.Request().Context())
-	return a.pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.registered", card.UUID))
+	return a.Pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.registered", card.UUID))
 }
 
 func (a *Area) deletePendingCardForm(c echo.Context) error {
@@ -392,17 +392,17 @@ func (a *Area) deletePendingCardForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeletePendingCard(c.Request().Context(), id); err != nil {
+	if err := a.Store.DeletePendingCard(c.Request().Context(), id); err != nil {
 		return err
 	}
-	return a.pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.dismissed"))
+	return a.Pages.RedirectWithFlash(c, "/admin/telemetry", web.T(request.Lang(c), "telemetry.dismissed"))
 }
 
 // refreshAfterChange reloads the inventory now (a card was registered), so
 // the board shows it without waiting for the next refresh.
 func (l *live) refreshAfterChange(ctx context.Context) {
 	if err := l.refreshInventory(ctx); err != nil {
-		l.a.log.Warn("board inventory not refreshed", "err", err)
+		l.a.Log.Warn("board inventory not refreshed", "err", err)
 	}
 }
 

@@ -39,25 +39,25 @@ func (a *Area) bookingHome(c echo.Context) error {
 	u := request.User(c)
 	lang := request.Lang(c)
 	h := web.BookingHomeProps{CanBook: store.RoleRank(u.Role) >= store.RoleRank(store.RoleMember)}
-	notes, err := a.store.FindNotifications(ctx, u.ID, true, 20)
+	notes, err := a.Store.FindNotifications(ctx, u.ID, true, 20)
 	if err != nil {
 		return err
 	}
 	for _, n := range notes {
 		h.Notices = append(h.Notices, web.NoticeItem{Message: web.T(lang, n.MessageKey, n.Args()...), Link: n.Link, At: n.CreatedAt})
 	}
-	mine, err := a.store.FindBookings(ctx, store.BookingFilter{UserID: u.ID, States: liveStates})
+	mine, err := a.Store.FindBookings(ctx, store.BookingFilter{UserID: u.ID, States: liveStates})
 	if err != nil {
 		return err
 	}
 	for _, b := range mine {
 		h.Mine = append(h.Mine, bookingItem(b))
 	}
-	teams, err := a.store.TeamIDsOf(ctx, u.ID)
+	teams, err := a.Store.TeamIDsOf(ctx, u.ID)
 	if err != nil {
 		return err
 	}
-	team, err := a.store.FindBookings(ctx, store.BookingFilter{TeamIDs: teams, States: liveStates})
+	team, err := a.Store.FindBookings(ctx, store.BookingFilter{TeamIDs: teams, States: liveStates})
 	if err != nil {
 		return err
 	}
@@ -66,14 +66,14 @@ func (a *Area) bookingHome(c echo.Context) error {
 			h.Team = append(h.Team, bookingItem(b))
 		}
 	}
-	return response.Render(c, http.StatusOK, web.BookingHomePage(a.pages.Page(c, "bkhome.title", "booking"), h))
+	return response.Render(c, http.StatusOK, web.BookingHomePage(a.Pages.Page(c, "bkhome.title", "booking"), h))
 }
 
 func (a *Area) markNotificationsRead(c echo.Context) error {
-	if err := a.store.MarkNotificationsRead(c.Request().Context(), request.User(c).ID); err != nil {
+	if err := a.Store.MarkNotificationsRead(c.Request().Context(), request.User(c).ID); err != nil {
 		return err
 	}
-	return a.pages.RedirectWithFlash(c, "/booking", web.T(request.Lang(c), "bkhome.marked_read"))
+	return a.Pages.RedirectWithFlash(c, "/booking", web.T(request.Lang(c), "bkhome.marked_read"))
 }
 
 var bookingFormFields = []string{"task_id", "card_type", "count", "mode", "start", "end", "duration_hours", "queue", "override_quota"}
@@ -101,7 +101,7 @@ func (a *Area) cardFits(types []store.CardType, need float64, precision string, 
 		n = minNeedGiB
 	}
 	fitted := map[int64]bool{}
-	for _, x := range schedule.FitCardTypes(n, precision, specs, a.cfg.Headroom, maxCards) {
+	for _, x := range schedule.FitCardTypes(n, precision, specs, a.Config.Headroom, maxCards) {
 		fitted[x.Spec.ID] = true
 		item := web.CardFitItem{ID: x.Spec.ID, Name: x.Spec.Name, VRAMGiB: x.Spec.VRAMGiB, Cards: x.Cards, PriceFen: x.Spec.PriceFen,
 			HourlyFen: x.HourlyFen, TFLOPS: x.TFLOPS, Preferred: slices.Contains(preferred, x.Spec.ID),
@@ -147,8 +147,8 @@ func (a *Area) bookingFormPage(c echo.Context) error {
 	}
 	if f.Value("start") == "" && f.Value("end") == "" {
 		start := time.Now().Truncate(time.Hour).Add(time.Hour)
-		f.Values["start"] = request.LocalValue(start, a.cfg.TZ)
-		f.Values["end"] = request.LocalValue(start.Add(4*time.Hour), a.cfg.TZ)
+		f.Values["start"] = request.LocalValue(start, a.Config.TZ)
+		f.Values["end"] = request.LocalValue(start.Add(4*time.Hour), a.Config.TZ)
 	}
 	return a.renderBookingForm(c, http.StatusOK, f)
 }
@@ -157,22 +157,22 @@ func (a *Area) renderBookingForm(c echo.Context, status int, f web.Form) error {
 	ctx := c.Request().Context()
 	u := request.User(c)
 	lang := request.Lang(c)
-	bookable, err := a.store.BookableTeamIDs(ctx, u)
+	bookable, err := a.Store.BookableTeamIDs(ctx, u)
 	if err != nil {
 		return err
 	}
-	tasks, err := a.store.FindTasks(ctx, store.TaskFilter{TeamIDs: bookable})
+	tasks, err := a.Store.FindTasks(ctx, store.TaskFilter{TeamIDs: bookable})
 	if err != nil {
 		return err
 	}
-	teams, err := a.store.TeamNames(c.Request().Context())
+	teams, err := a.Store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	props := web.BookingFormProps{
 		CanOverride: store.RoleRank(u.Role) >= store.RoleRank(store.RoleManager),
-		HorizonDays: int(a.cfg.Horizon / (24 * time.Hour)),
-		HeadroomPct: int(a.cfg.Headroom*100 + 0.5),
+		HorizonDays: int(a.Config.Horizon / (24 * time.Hour)),
+		HeadroomPct: int(a.Config.Headroom*100 + 0.5),
 	}
 	var sel *store.Task
 	want := request.ID(f.Value("task_id"))
@@ -189,13 +189,13 @@ func (a *Area) renderBookingForm(c echo.Context, status int, f web.Form) error {
 	case sel == nil && len(tasks) > 0 && f.FieldError("task_id") == "":
 		f.Errors["task_id"] = web.T(lang, "bkform.task_not_bookable")
 	}
-	types, err := a.store.FindCardTypes(ctx)
+	types, err := a.Store.FindCardTypes(ctx)
 	if err != nil {
 		return err
 	}
 	need, precision, preferred := 0.0, "", []int64(nil)
 	if sel != nil {
-		usage, err := a.store.FindTaskUsage(ctx, []int64{sel.ID})
+		usage, err := a.Store.FindTaskUsage(ctx, []int64{sel.ID})
 		if err != nil {
 			return err
 		}
@@ -203,10 +203,10 @@ func (a *Area) renderBookingForm(c echo.Context, status int, f web.Form) error {
 		props.Task = &brief
 		need, precision, preferred = sel.VRAMGiB, sel.Precision, sel.CardTypeIDs
 	}
-	props.Fits, props.Unfit = a.cardFits(types, need, precision, preferred, a.store.BookingPolicy().MaxCards)
+	props.Fits, props.Unfit = a.cardFits(types, need, precision, preferred, a.Store.BookingPolicy().MaxCards)
 	if sel != nil {
 		now := time.Now()
-		quotas, err := a.store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{sel.TeamID}, ActiveAt: &now})
+		quotas, err := a.Store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{sel.TeamID}, ActiveAt: &now})
 		if err != nil {
 			return err
 		}
@@ -239,7 +239,7 @@ func (a *Area) renderBookingForm(c echo.Context, status int, f web.Form) error {
 			}
 		}
 	}
-	return response.Render(c, status, web.BookingFormPage(a.pages.Page(c, "bkform.title", "booking"), props, f))
+	return response.Render(c, status, web.BookingFormPage(a.Pages.Page(c, "bkform.title", "booking"), props, f))
 }
 
 // bookingRequestFromForm parses the form into a request: "book now" starts
@@ -282,7 +282,7 @@ func (a *Area) bookingRequestFromForm(f web.Form) (store.BookingRequest, error) 
 		if raw == "" {
 			continue // the store names a missing time
 		}
-		t, ok := request.ParseLocal(raw, a.cfg.TZ)
+		t, ok := request.ParseLocal(raw, a.Config.TZ)
 		if !ok {
 			v.Add(field, "bkform.time_invalid")
 			continue
@@ -318,16 +318,16 @@ func (a *Area) previewBookingForm(c echo.Context) error {
 	req, err := a.bookingRequestFromForm(f)
 	var pv *store.BookingPreview
 	if err == nil {
-		pv, err = a.store.PreviewBooking(ctx, req)
+		pv, err = a.Store.PreviewBooking(ctx, req)
 	}
 	if err != nil {
 		return a.bookingFormFailed(c, err, f)
 	}
-	usage, err := a.store.FindTaskUsage(ctx, []int64{pv.Task.ID})
+	usage, err := a.Store.FindTaskUsage(ctx, []int64{pv.Task.ID})
 	if err != nil {
 		return err
 	}
-	teams, err := a.store.TeamNames(c.Request().Context())
+	teams, err := a.Store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -339,7 +339,7 @@ func (a *Area) previewBookingForm(c echo.Context) error {
 	}
 	v.OverEstimate = v.CardHours > v.Task.RemainingHours+1e-9
 	start := pv.Start
-	quotas, err := a.store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{pv.Task.TeamID}, CardTypeID: pv.CardType.ID, ActiveAt: &start})
+	quotas, err := a.Store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{pv.Task.TeamID}, CardTypeID: pv.CardType.ID, ActiveAt: &start})
 	if err != nil {
 		return err
 	}
@@ -356,7 +356,7 @@ func (a *Area) previewBookingForm(c echo.Context) error {
 		}
 	}
 	v.EditURL = "/booking/new?" + back.Encode()
-	return response.Render(c, http.StatusOK, web.BookingPreviewPage(a.pages.Page(c, "bkpreview.title", "booking"), v))
+	return response.Render(c, http.StatusOK, web.BookingPreviewPage(a.Pages.Page(c, "bkpreview.title", "booking"), v))
 }
 
 // createBookingForm makes the booking the preview showed.
@@ -365,7 +365,7 @@ func (a *Area) createBookingForm(c echo.Context) error {
 	req, err := a.bookingRequestFromForm(f)
 	var res *store.BookingResult
 	if err == nil {
-		res, err = a.store.CreateBooking(c.Request().Context(), req)
+		res, err = a.Store.CreateBooking(c.Request().Context(), req)
 	}
 	if err != nil {
 		return a.bookingFormFailed(c, err, f)
@@ -379,7 +379,7 @@ func (a *Area) createBookingForm(c echo.Context) error {
 	if len(res.Preempted) > 0 {
 		msg += " " + web.T(lang, "bkflash.preempted", len(res.Preempted))
 	}
-	return a.pages.RedirectWithFlash(c, bookingPath(b.ID), msg)
+	return a.Pages.RedirectWithFlash(c, bookingPath(b.ID), msg)
 }
 
 func bookingPath(id int64) string { return "/bookings/" + strconv.FormatInt(id, 10) }
@@ -398,12 +398,12 @@ func (a *Area) bookingDetail(c echo.Context) error {
 // the team's managers and admins, who are also the ones the store allows.
 func (a *Area) renderBookingDetail(c echo.Context, status int, id int64, actionErr string, extend web.Form) error {
 	ctx := c.Request().Context()
-	b, err := scope.Booking(c, a.store, id)
+	b, err := scope.Booking(c, a.Store, id)
 	if err != nil {
 		return err
 	}
 	u := request.User(c)
-	managed, err := a.store.ManagedTeamIDs(ctx, u)
+	managed, err := a.Store.ManagedTeamIDs(ctx, u)
 	if err != nil {
 		return err
 	}
@@ -444,9 +444,9 @@ func (a *Area) renderBookingDetail(c echo.Context, status int, id int64, actionE
 		return err
 	}
 	if extend.Value("end") == "" && len(extend.Errors) == 0 {
-		extend.Values["end"] = request.LocalValue(b.EndAt.Add(time.Hour), a.cfg.TZ)
+		extend.Values["end"] = request.LocalValue(b.EndAt.Add(time.Hour), a.Config.TZ)
 	}
-	return response.Render(c, status, web.BookingDetailPage(a.pages.Page(c, "bkdetail.page", "booking"), d, extend))
+	return response.Render(c, status, web.BookingDetailPage(a.Pages.Page(c, "bkdetail.page", "booking"), d, extend))
 }
 
 // bookingActionFailed shows the booking again with why a release, cancel or
@@ -463,13 +463,13 @@ func (a *Area) releaseBookingForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.store.ReleaseBooking(c.Request().Context(), id)
+	res, err := a.Store.ReleaseBooking(c.Request().Context(), id)
 	if err != nil {
 		return a.bookingActionFailed(c, id, err)
 	}
 	msg := web.T(request.Lang(c), "bkflash.released", id, strconv.FormatFloat(schedule.CardHours(res.ReturnedCardSeconds), 'f', 1, 64),
 		"¥"+money.Fen(res.ReturnedFen).Yuan())
-	return a.pages.RedirectWithFlash(c, bookingPath(id), msg)
+	return a.Pages.RedirectWithFlash(c, bookingPath(id), msg)
 }
 
 func (a *Area) cancelBookingForm(c echo.Context) error {
@@ -477,10 +477,10 @@ func (a *Area) cancelBookingForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.store.CancelBooking(c.Request().Context(), id); err != nil {
+	if _, err := a.Store.CancelBooking(c.Request().Context(), id); err != nil {
 		return a.bookingActionFailed(c, id, err)
 	}
-	return a.pages.RedirectWithFlash(c, bookingPath(id), web.T(request.Lang(c), "bkflash.cancelled", id))
+	return a.Pages.RedirectWithFlash(c, bookingPath(id), web.T(request.Lang(c), "bkflash.cancelled", id))
 }
 
 func (a *Area) approveBookingForm(c echo.Context) error {
@@ -488,7 +488,7 @@ func (a *Area) approveBookingForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.store.ApproveBooking(c.Request().Context(), id)
+	res, err := a.Store.ApproveBooking(c.Request().Context(), id)
 	if err != nil {
 		return a.bookingActionFailed(c, id, err)
 	}
@@ -497,7 +497,7 @@ func (a *Area) approveBookingForm(c echo.Context) error {
 	if res.Booking.State == store.BookingPending {
 		msg = web.T(lang, "bkflash.approved_waiting", id, web.T(lang, "bkwait."+res.Booking.WaitReason))
 	}
-	return a.pages.RedirectWithFlash(c, bookingPath(id), msg)
+	return a.Pages.RedirectWithFlash(c, bookingPath(id), msg)
 }
 
 // extendBookingForm moves the end later; the new end is read in the
@@ -511,17 +511,17 @@ func (a *Area) extendBookingForm(c echo.Context) error {
 	const op = "server.extendBookingForm"
 	raw := strings.TrimSpace(f.Value("end"))
 	var end time.Time
-	switch t, ok := request.ParseLocal(raw, a.cfg.TZ); {
+	switch t, ok := request.ParseLocal(raw, a.Config.TZ); {
 	case raw == "":
 		err = &errs.Error{Code: errs.Invalid, Op: op, Key: "booking.end_required", Fields: map[string]string{"end": "booking.end_required"}}
 	case !ok:
 		err = &errs.Error{Code: errs.Invalid, Op: op, Key: "bkform.time_invalid", Fields: map[string]string{"end": "bkform.time_invalid"}}
 	default:
 		end = t
-		_, err = a.store.ExtendBooking(c.Request().Context(), id, end)
+		_, err = a.Store.ExtendBooking(c.Request().Context(), id, end)
 	}
 	if err == nil {
-		return a.pages.RedirectWithFlash(c, bookingPath(id), web.T(request.Lang(c), "bkflash.extended", id, end.In(a.cfg.TZ).Format("2006-01-02 15:04")))
+		return a.Pages.RedirectWithFlash(c, bookingPath(id), web.T(request.Lang(c), "bkflash.extended", id, end.In(a.Config.TZ).Format("2006-01-02 15:04")))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
@@ -533,7 +533,7 @@ func (a *Area) extendBookingForm(c echo.Context) error {
 // card-hours, and the alerts raised on its cards.
 func (a *Area) bookingUsage(c echo.Context, d *web.BookingDetailProps) error {
 	ctx := c.Request().Context()
-	u, err := a.store.FindBookingUsage(ctx, d.B.ID)
+	u, err := a.Store.FindBookingUsage(ctx, d.B.ID)
 	if err != nil {
 		return err
 	}
@@ -541,11 +541,11 @@ func (a *Area) bookingUsage(c echo.Context, d *web.BookingDetailProps) error {
 		d.Usage = &web.BookingUsageRow{SampledHours: schedule.Hours(u.SampledSeconds), BusyHours: schedule.Hours(u.BusySeconds),
 			IdleHours: schedule.Hours(u.IdleSeconds), HeldIdleHours: schedule.Hours(u.HeldIdleSeconds), UsedPct: int(u.UsedShare()*100 + 0.5)}
 	}
-	alerts, err := a.store.FindBookingAlerts(ctx, d.B.ID)
+	alerts, err := a.Store.FindBookingAlerts(ctx, d.B.ID)
 	if err != nil {
 		return err
 	}
-	p := a.pages.Base(c)
+	p := a.Pages.Base(c)
 	for _, al := range alerts {
 		row := web.BookingAlertRow{Kind: al.Kind, Card: fmt.Sprintf("%s #%d", al.HostName, al.GPUIndex), Started: p.Time(al.StartedAt), Open: al.EndedAt == nil}
 		if al.EndedAt != nil {

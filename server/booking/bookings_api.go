@@ -60,7 +60,7 @@ var bookingStates = []string{store.BookingPending, store.BookingConfirmed, store
 
 func (a *Area) apiListBookings(c echo.Context) error {
 	v := errs.NewValidation("server.apiListBookings")
-	teams, err := scope.Teams(c, a.store)
+	teams, err := scope.Teams(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (a *Area) apiListBookings(c echo.Context) error {
 	default:
 		v.Add("mine", "api.bool_invalid")
 	}
-	team, err := request.TeamID(c.Request().Context(), a.store, request.QueryRef(c, "team"), "team", v)
+	team, err := request.TeamID(c.Request().Context(), a.Store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (a *Area) apiListBookings(c echo.Context) error {
 		}
 		f.TeamIDs = []int64{team}
 	}
-	if f.CardTypeID, err = request.CardTypeID(c.Request().Context(), a.store, request.QueryRef(c, "card_type"), "card_type", v); err != nil {
+	if f.CardTypeID, err = request.CardTypeID(c.Request().Context(), a.Store, request.QueryRef(c, "card_type"), "card_type", v); err != nil {
 		return err
 	}
 	f.TaskID = int64(request.QueryInt(c, "task_id", 0, 1, 1<<31-1, "error.id", v))
@@ -105,7 +105,7 @@ func (a *Area) apiListBookings(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	views, err := a.store.FindBookings(c.Request().Context(), f)
+	views, err := a.Store.FindBookings(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func (a *Area) apiGetBooking(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := scope.Booking(c, a.store, id)
+	b, err := scope.Booking(c, a.Store, id)
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,7 @@ func (a *Area) apiCreateBooking(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	res, err := a.store.CreateBooking(ctx, in)
+	res, err := a.Store.CreateBooking(ctx, in)
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func (a *Area) apiCreateBooking(c echo.Context) error {
 
 // bookingView answers a changed booking as GET would show it.
 func (a *Area) bookingView(c echo.Context, id int64) (bookingJSON, error) {
-	view, err := a.store.FindBookingByID(c.Request().Context(), id)
+	view, err := a.Store.FindBookingByID(c.Request().Context(), id)
 	if err != nil {
 		return bookingJSON{}, err
 	}
@@ -169,7 +169,7 @@ func (a *Area) apiReleaseBooking(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := a.store.ReleaseBooking(c.Request().Context(), id)
+	res, err := a.Store.ReleaseBooking(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func (a *Area) apiCancelBooking(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.store.CancelBooking(c.Request().Context(), id); err != nil {
+	if _, err := a.Store.CancelBooking(c.Request().Context(), id); err != nil {
 		return err
 	}
 	b, err := a.bookingView(c, id)
@@ -213,7 +213,7 @@ func (a *Area) apiExtendBooking(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	if _, err := a.store.ExtendBooking(c.Request().Context(), id, end); err != nil {
+	if _, err := a.Store.ExtendBooking(c.Request().Context(), id, end); err != nil {
 		return err
 	}
 	b, err := a.bookingView(c, id)
@@ -228,7 +228,7 @@ func (a *Area) apiApproveBooking(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := a.store.ApproveBooking(c.Request().Context(), id); err != nil {
+	if _, err := a.Store.ApproveBooking(c.Request().Context(), id); err != nil {
 		return err
 	}
 	b, err := a.bookingView(c, id)

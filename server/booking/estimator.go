@@ -71,14 +71,14 @@ func (a *Area) estimatorPage(c echo.Context) error {
 	for _, k := range estimatorFields {
 		f.Values[k] = q.Get(k)
 	}
-	e := web.EstimatorProps{HeadroomPct: int(a.cfg.Headroom*100 + 0.5)}
+	e := web.EstimatorProps{HeadroomPct: int(a.Config.Headroom*100 + 0.5)}
 	for _, p := range store.TaskPrecisions {
 		e.Precisions = append(e.Precisions, web.Option{Value: p, Label: p})
 	}
 	for _, w := range estimatorWorkloads {
 		e.Workloads = append(e.Workloads, web.Option{Value: w, Label: web.T(lang, "estwork."+w)})
 	}
-	page := a.pages.Page(c, "estimator.title", "booking")
+	page := a.Pages.Page(c, "estimator.title", "booking")
 	if f.Value("params_b") == "" && f.Value("workload") == "" {
 		f.Values["precision"], f.Values["workload"] = "bf16", schedule.WorkInference
 		f.Values["batch"], f.Values["context"] = "1", "4096"
@@ -107,7 +107,7 @@ func (a *Area) estimatorPage(c echo.Context) error {
 			e.Parts = append(e.Parts, p)
 		}
 	}
-	types, err := a.store.FindCardTypes(c.Request().Context())
+	types, err := a.Store.FindCardTypes(c.Request().Context())
 	if err != nil {
 		return err
 	}

@@ -37,13 +37,13 @@ func (a *Area) tasksPage(c echo.Context) error {
 	u := request.User(c)
 	f := store.TaskFilter{}
 	if u.Role != store.RoleAdmin {
-		ids, err := a.store.TeamIDsOf(ctx, u.ID)
+		ids, err := a.Store.TeamIDsOf(ctx, u.ID)
 		if err != nil {
 			return err
 		}
 		f.TeamIDs = ids
 	}
-	tasks, err := a.store.FindTasks(ctx, f)
+	tasks, err := a.Store.FindTasks(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -51,11 +51,11 @@ func (a *Area) tasksPage(c echo.Context) error {
 	for i, t := range tasks {
 		ids[i] = t.ID
 	}
-	usage, err := a.store.FindTaskUsage(ctx, ids)
+	usage, err := a.Store.FindTaskUsage(ctx, ids)
 	if err != nil {
 		return err
 	}
-	teams, err := a.store.TeamNames(c.Request().Context())
+	teams, err := a.Store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func (a *Area) tasksPage(c echo.Context) error {
 	for _, t := range tasks {
 		props.Rows = append(props.Rows, taskItem(t, usage[t.ID], teams[t.TeamID]))
 	}
-	return response.Render(c, http.StatusOK, web.TasksPage(a.pages.Page(c, "tasks.title", "booking"), props))
+	return response.Render(c, http.StatusOK, web.TasksPage(a.Pages.Page(c, "tasks.title", "booking"), props))
 }
 
 // taskFormProps fills the choices of the task form: teams the user may book
@@ -73,11 +73,11 @@ func (a *Area) taskFormProps(c echo.Context, id int64, teamName string) (web.Tas
 	lang := request.Lang(c)
 	props := web.TaskFormProps{ID: id, TeamName: teamName}
 	if id == 0 {
-		bookable, err := a.store.BookableTeamIDs(ctx, request.User(c))
+		bookable, err := a.Store.BookableTeamIDs(ctx, request.User(c))
 		if err != nil {
 			return props, err
 		}
-		teams, err := a.store.FindTeams(ctx)
+		teams, err := a.Store.FindTeams(ctx)
 		if err != nil {
 			return props, err
 		}
@@ -96,14 +96,14 @@ func (a *Area) taskFormProps(c echo.Context, id int64, teamName string) (web.Tas
 	for _, p := range store.TaskPrecisions {
 		props.Precisions = append(props.Precisions, web.Option{Value: p, Label: p})
 	}
-	images, err := a.store.FindImages(ctx)
+	images, err := a.Store.FindImages(ctx)
 	if err != nil {
 		return props, err
 	}
 	for _, im := range images {
 		props.Images = append(props.Images, web.Option{Value: web.I64(im.ID), Label: im.Name})
 	}
-	types, err := a.store.FindCardTypes(ctx)
+	types, err := a.Store.FindCardTypes(ctx)
 	if err != nil {
 		return props, err
 	}
@@ -138,7 +138,7 @@ func (a *Area) taskFromForm(f web.Form) (store.TaskInput, error) {
 		in.VRAMGiB = x
 	}
 	if raw := strings.TrimSpace(f.Value("data_ready_at")); raw != "" {
-		if t, ok := request.ParseLocal(raw, a.cfg.TZ); ok {
+		if t, ok := request.ParseLocal(raw, a.Config.TZ); ok {
 			in.DataReadyAt = &t
 		} else {
 			v.Add("data_ready_at", "bkform.time_invalid")
@@ -174,7 +174,7 @@ func (a *Area) taskForm(t *store.Task) web.Form {
 	f.Values["estimate_card_hours"] = strconv.FormatFloat(t.EstimateCardHours(), 'f', -1, 64)
 	f.Values["data_readiness"] = t.DataReadiness
 	if t.DataReadyAt != nil {
-		f.Values["data_ready_at"] = request.LocalValue(*t.DataReadyAt, a.cfg.TZ)
+		f.Values["data_ready_at"] = request.LocalValue(*t.DataReadyAt, a.Config.TZ)
 	}
 	if t.VRAMGiB > 0 {
 		f.Values["vram_gib"] = strconv.FormatFloat(t.VRAMGiB, 'f', -1, 64)
@@ -221,7 +221,7 @@ func (a *Area) renderTaskForm(c echo.Context, status int, id int64, teamName str
 	if id != 0 {
 		title = "tasks.title"
 	}
-	return response.Render(c, status, web.TaskFormPage(a.pages.Page(c, title, "booking"), props, f))
+	return response.Render(c, status, web.TaskFormPage(a.Pages.Page(c, title, "booking"), props, f))
 }
 
 func (a *Area) createTaskForm(c echo.Context) error {
@@ -229,8 +229,8 @@ func (a *Area) createTaskForm(c echo.Context) error {
 	in, err := a.taskFromForm(f)
 	if err == nil {
 		var t *store.Task
-		if t, err = a.store.CreateTask(c.Request().Context(), in); err == nil {
-			return a.pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(request.Lang(c), "admin.created", t.Name))
+		if t, err = a.Store.CreateTask(c.Request().Context(), in); err == nil {
+			return a.Pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(request.Lang(c), "admin.created", t.Name))
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
@@ -249,15 +249,15 @@ func (a *Area) taskDetail(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	// The same rule as the API: a task is its team's (and admins') to see.
-	t, err := scope.Task(c, a.store, id)
+	t, err := scope.Task(c, a.Store, id)
 	if err != nil {
 		return err
 	}
-	usage, err := a.store.FindTaskUsage(ctx, []int64{id})
+	usage, err := a.Store.FindTaskUsage(ctx, []int64{id})
 	if err != nil {
 		return err
 	}
-	teams, err := a.store.TeamNames(c.Request().Context())
+	teams, err := a.Store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -266,13 +266,13 @@ func (a *Area) taskDetail(c echo.Context) error {
 		d.BookedPct = int(float64(usage[id].BookedCardSeconds)*100/float64(t.EstimateCardSeconds) + 0.5)
 	}
 	if t.ImageID != nil {
-		if im, err := a.store.FindImageByID(ctx, *t.ImageID); err == nil {
+		if im, err := a.Store.FindImageByID(ctx, *t.ImageID); err == nil {
 			d.ImageName = im.Name
 		} else if !errs.Is(err, errs.NotFound) {
 			return err
 		}
 	}
-	types, err := a.store.FindCardTypes(ctx)
+	types, err := a.Store.FindCardTypes(ctx)
 	if err != nil {
 		return err
 	}
@@ -281,18 +281,18 @@ func (a *Area) taskDetail(c echo.Context) error {
 			d.CardTypes = append(d.CardTypes, ct.Name)
 		}
 	}
-	bookings, err := a.store.FindBookings(ctx, store.BookingFilter{TaskID: id})
+	bookings, err := a.Store.FindBookings(ctx, store.BookingFilter{TaskID: id})
 	if err != nil {
 		return err
 	}
 	for _, b := range bookings {
 		d.Bookings = append(d.Bookings, bookingItem(b))
 	}
-	if d.CanEdit, err = scope.MayPlan(c, a.store, t.TeamID); err != nil {
+	if d.CanEdit, err = scope.MayPlan(c, a.Store, t.TeamID); err != nil {
 		return err
 	}
 	d.CanBook = d.CanEdit
-	return response.Render(c, http.StatusOK, web.TaskDetailPage(a.pages.Page(c, "tasks.title", "booking"), d))
+	return response.Render(c, http.StatusOK, web.TaskDetailPage(a.Pages.Page(c, "tasks.title", "booking"), d))
 }
 
 // editableTask loads a task the user may change; others' tasks send them
@@ -302,11 +302,11 @@ func (a *Area) editableTask(c echo.Context) (*store.Task, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	t, err := scope.Task(c, a.store, id)
+	t, err := scope.Task(c, a.Store, id)
 	if err != nil {
 		return nil, false, err
 	}
-	ok, err := scope.MayPlan(c, a.store, t.TeamID)
+	ok, err := scope.MayPlan(c, a.Store, t.TeamID)
 	return t, ok, err
 }
 
@@ -316,9 +316,9 @@ func (a *Area) editTaskPage(c echo.Context) error {
 		return err
 	}
 	if !ok {
-		return a.pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(request.Lang(c), "tasks.edit_not_yours"))
+		return a.Pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), web.T(request.Lang(c), "tasks.edit_not_yours"))
 	}
-	teams, err := a.store.TeamNames(c.Request().Context())
+	teams, err := a.Store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -337,18 +337,18 @@ func (a *Area) updateTaskForm(c echo.Context) error {
 	in, err := a.taskFromForm(f)
 	if err == nil {
 		var saved *store.Task
-		if saved, err = a.store.UpdateTask(c.Request().Context(), t.ID, in); err == nil {
+		if saved, err = a.Store.UpdateTask(c.Request().Context(), t.ID, in); err == nil {
 			msg := web.T(request.Lang(c), "admin.updated", saved.Name)
 			if t.DataReadiness != schedule.DataReady && saved.DataReadiness == schedule.DataReady {
 				msg += " " + web.T(request.Lang(c), "tasks.now_ready")
 			}
-			return a.pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), msg)
+			return a.Pages.RedirectWithFlash(c, "/tasks/"+web.I64(t.ID), msg)
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	teams, terr := a.store.TeamNames(c.Request().Context())
+	teams, terr := a.Store.TeamNames(c.Request().Context())
 	if terr != nil {
 		return terr
 	}

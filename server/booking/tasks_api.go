@@ -44,7 +44,7 @@ func (a *Area) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (store.
 		DataReadiness: r.DataReadiness, VRAMGiB: r.VRAMGiB, Precision: r.Precision,
 		CardTypeIDs: r.CardTypeIDs, ImageID: r.ImageID, Notes: r.Notes,
 	}
-	team, err := request.TeamID(c.Request().Context(), a.store, r.Team, "team", v)
+	team, err := request.TeamID(c.Request().Context(), a.Store, r.Team, "team", v)
 	if err != nil {
 		return in, err
 	}
@@ -61,7 +61,7 @@ func (a *Area) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (store.
 		v.Add("team", "task.team_required")
 	}
 	for _, ct := range r.CardTypes {
-		id, err := request.CardTypeID(c.Request().Context(), a.store, ct, "card_types", v)
+		id, err := request.CardTypeID(c.Request().Context(), a.Store, ct, "card_types", v)
 		if err != nil {
 			return in, err
 		}
@@ -69,7 +69,7 @@ func (a *Area) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (store.
 			in.CardTypeIDs = append(in.CardTypeIDs, id)
 		}
 	}
-	img, err := request.ImageID(c.Request().Context(), a.store, r.Image, "image", v)
+	img, err := request.ImageID(c.Request().Context(), a.Store, r.Image, "image", v)
 	if err != nil {
 		return in, err
 	}
@@ -86,7 +86,7 @@ func (a *Area) taskInput(c echo.Context, r taskRequest, fixedTeam int64) (store.
 		return in, err
 	}
 	// Only teams the user may book for: a task is the start of a booking.
-	teams, err := a.store.BookableTeamIDs(c.Request().Context(), request.User(c))
+	teams, err := a.Store.BookableTeamIDs(c.Request().Context(), request.User(c))
 	if err != nil {
 		return in, err
 	}
@@ -143,12 +143,12 @@ func toTaskUsageJSON(t store.Task, u store.TaskUsage) taskUsageJSON {
 
 func (a *Area) apiListTasks(c echo.Context) error {
 	v := errs.NewValidation("server.apiListTasks")
-	teams, err := scope.Teams(c, a.store)
+	teams, err := scope.Teams(c, a.Store)
 	if err != nil {
 		return err
 	}
 	f := store.TaskFilter{TeamIDs: teams}
-	team, err := request.TeamID(c.Request().Context(), a.store, request.QueryRef(c, "team"), "team", v)
+	team, err := request.TeamID(c.Request().Context(), a.Store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (a *Area) apiListTasks(c echo.Context) error {
 		return err
 	}
 	f.TeamID = team
-	tasks, err := a.store.FindTasks(c.Request().Context(), f)
+	tasks, err := a.Store.FindTasks(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -172,11 +172,11 @@ func (a *Area) apiGetTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := scope.Task(c, a.store, id)
+	t, err := scope.Task(c, a.Store, id)
 	if err != nil {
 		return err
 	}
-	usage, err := a.store.FindTaskUsage(c.Request().Context(), []int64{t.ID})
+	usage, err := a.Store.FindTaskUsage(c.Request().Context(), []int64{t.ID})
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func (a *Area) apiCreateTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.store.CreateTask(c.Request().Context(), in)
+	t, err := a.Store.CreateTask(c.Request().Context(), in)
 	if err != nil {
 		return request.RenameFields(err, taskFieldNames)
 	}
@@ -204,7 +204,7 @@ func (a *Area) apiUpdateTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	current, err := scope.Task(c, a.store, id)
+	current, err := scope.Task(c, a.Store, id)
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func (a *Area) apiUpdateTask(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := a.store.UpdateTask(c.Request().Context(), id, in)
+	t, err := a.Store.UpdateTask(c.Request().Context(), id, in)
 	if err != nil {
 		return request.RenameFields(err, taskFieldNames)
 	}

@@ -52,7 +52,7 @@ func (a *Area) apiListFiles(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	fs, err := a.store.FindTaskFiles(c.Request().Context(), id)
+	fs, err := a.Store.FindTaskFiles(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (a *Area) fileVersionData(c echo.Context, taskID int64, path string) (*stor
 		return nil, nil, err
 	}
 	ctx := c.Request().Context()
-	v, err := a.store.FindFileVersion(ctx, taskID, path, no)
+	v, err := a.Store.FindFileVersion(ctx, taskID, path, no)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,7 +133,7 @@ func (a *Area) apiPutFile(c echo.Context) error {
 	ctx := c.Request().Context()
 	// Permission and path first: a refused write reads no body and stores
 	// nothing.
-	if err := a.store.CheckFileWrite(ctx, id, p); err != nil {
+	if err := a.Store.CheckFileWrite(ctx, id, p); err != nil {
 		return err
 	}
 	if c.Request().ContentLength > a.files.maxBytes {
@@ -179,7 +179,7 @@ func (a *Area) apiFileVersions(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	vs, total, err := a.store.FindFileVersions(c.Request().Context(), id, p, f)
+	vs, total, err := a.Store.FindFileVersions(c.Request().Context(), id, p, f)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func (a *Area) apiBookingFileVersions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	vs, err := a.store.FindBookingFileVersions(c.Request().Context(), id)
+	vs, err := a.Store.FindBookingFileVersions(c.Request().Context(), id)
 	if err != nil {
 		return err
 	}

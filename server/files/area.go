@@ -7,23 +7,16 @@
 package files
 
 import (
-	"log/slog"
-
-	"cardhour/config"
-	"cardhour/server/response"
-	"cardhour/store"
+	"cardhour/server/area"
 )
 
 // Area serves the task files.
 type Area struct {
-	store *store.Store
-	cfg   config.Config
-	log   *slog.Logger
-	pages *response.Pages
+	area.Deps
 	files *service
 }
 
 // New builds the area on the object store the configuration names.
-func New(st *store.Store, cfg config.Config, log *slog.Logger, pages *response.Pages) *Area {
-	return &Area{store: st, cfg: cfg, log: log, pages: pages, files: newService(cfg, st, log)}
+func New(d area.Deps) *Area {
+	return &Area{Deps: d, files: newService(d.Config, d.Store, d.Log)}
 }

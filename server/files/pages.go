@@ -37,7 +37,7 @@ func (a *Area) filesTask(c echo.Context) (*store.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	return a.store.FindTaskByID(c.Request().Context(), id)
+	return a.Store.FindTaskByID(c.Request().Context(), id)
 }
 
 func (a *Area) filesPage(c echo.Context) error {
@@ -50,15 +50,15 @@ func (a *Area) filesPage(c echo.Context) error {
 
 func (a *Area) renderFiles(c echo.Context, status int, t *store.Task, upload, newFile web.Form) error {
 	ctx := c.Request().Context()
-	fs, err := a.store.FindTaskFiles(ctx, t.ID)
+	fs, err := a.Store.FindTaskFiles(ctx, t.ID)
 	if err != nil {
 		return err
 	}
-	canWrite, err := a.store.MayWriteFiles(ctx, t.ID)
+	canWrite, err := a.Store.MayWriteFiles(ctx, t.ID)
 	if err != nil {
 		return err
 	}
-	teams, err := a.store.TeamNames(c.Request().Context())
+	teams, err := a.Store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (a *Area) renderFiles(c echo.Context, status int, t *store.Task, upload, ne
 		}
 		d.Files = append(d.Files, row)
 	}
-	return response.Render(c, status, web.TaskFilesPage(a.pages.Page(c, "files.title", "booking"), d))
+	return response.Render(c, status, web.TaskFilesPage(a.Pages.Page(c, "files.title", "booking"), d))
 }
 
 // savedFlash says what a save did.
@@ -118,7 +118,7 @@ func (a *Area) uploadFileForm(c echo.Context) error {
 		var res saveResult
 		res, err = a.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: p, Data: data, Message: form.Value("message"), Source: store.FileSourceUpload})
 		if err == nil {
-			return a.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
+			return a.Pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
 		}
 	}
 	if !fileFormFailed(lang, err, &form) {
@@ -141,7 +141,7 @@ func (a *Area) newFileForm(c echo.Context) error {
 	res, err := a.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: p, Data: []byte(content), Message: form.Value("message"),
 		Source: store.FileSourceEdit, MustBeNew: true})
 	if err == nil {
-		return a.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
+		return a.Pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
 	}
 	if !fileFormFailed(lang, err, &form) {
 		return err
@@ -169,7 +169,7 @@ func (a *Area) fileOfPage(c echo.Context) (*store.Task, *store.TaskFile, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := a.store.FindTaskFile(c.Request().Context(), t.ID, p)
+	f, err := a.Store.FindTaskFile(c.Request().Context(), t.ID, p)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -190,7 +190,7 @@ func (a *Area) renderFilePage(c echo.Context, status int, t *store.Task, f *stor
 	if err != nil {
 		return err
 	}
-	shown, err := a.store.FindFileVersion(ctx, t.ID, f.Path, no)
+	shown, err := a.Store.FindFileVersion(ctx, t.ID, f.Path, no)
 	if err != nil {
 		return err
 	}
@@ -200,14 +200,14 @@ func (a *Area) renderFilePage(c echo.Context, status int, t *store.Task, f *stor
 	if n, err := versionParam(c, "page"); err == nil && n > 1 {
 		d.PageNum = min(n, d.Pages)
 	}
-	vs, _, err := a.store.FindFileVersions(ctx, t.ID, f.Path, store.FileVersionFilter{Limit: versionsPerPage, Offset: (d.PageNum - 1) * versionsPerPage})
+	vs, _, err := a.Store.FindFileVersions(ctx, t.ID, f.Path, store.FileVersionFilter{Limit: versionsPerPage, Offset: (d.PageNum - 1) * versionsPerPage})
 	if err != nil {
 		return err
 	}
 	for _, v := range vs {
 		d.Versions = append(d.Versions, versionRow(v, f.LatestNo))
 	}
-	if d.CanWrite, err = a.store.MayWriteFiles(ctx, t.ID); err != nil {
+	if d.CanWrite, err = a.Store.MayWriteFiles(ctx, t.ID); err != nil {
 		return err
 	}
 	data, err := a.files.read(ctx, shown)
@@ -225,7 +225,7 @@ func (a *Area) renderFilePage(c echo.Context, status int, t *store.Task, f *stor
 		d.DiffFrom = shown.No
 	}
 	title := web.T(request.Lang(c), "files.title")
-	pg := a.pages.Page(c, "files.title", "booking")
+	pg := a.Pages.Page(c, "files.title", "booking")
 	pg.Title = f.Path + " · " + title
 	return response.Render(c, status, web.TaskFilePage(pg, d))
 }
@@ -262,11 +262,11 @@ func (a *Area) fileDiffPage(c echo.Context) error {
 		from = max(to-1, 1)
 	}
 	ctx := c.Request().Context()
-	va, err := a.store.FindFileVersion(ctx, t.ID, f.Path, from)
+	va, err := a.Store.FindFileVersion(ctx, t.ID, f.Path, from)
 	if err != nil {
 		return err
 	}
-	vb, err := a.store.FindFileVersion(ctx, t.ID, f.Path, to)
+	vb, err := a.Store.FindFileVersion(ctx, t.ID, f.Path, to)
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func (a *Area) fileDiffPage(c echo.Context) error {
 		d.Hunks, d.Added, d.Removed, ok = diffLines(da, db)
 		d.TooLarge = !ok
 	}
-	pg := a.pages.Page(c, "files.title", "booking")
+	pg := a.Pages.Page(c, "files.title", "booking")
 	pg.Title = f.Path + " · " + web.T(request.Lang(c), "files.diff_title", from, to)
 	return response.Render(c, http.StatusOK, web.FileDiffPage(pg, d))
 }
@@ -299,7 +299,7 @@ func (a *Area) editableFile(c echo.Context) (*store.Task, *store.TaskFile, []byt
 		return nil, nil, nil, "", err
 	}
 	ctx := c.Request().Context()
-	ok, err := a.store.MayWriteFiles(ctx, t.ID)
+	ok, err := a.Store.MayWriteFiles(ctx, t.ID)
 	switch {
 	case err != nil:
 		return nil, nil, nil, "", err
@@ -326,7 +326,7 @@ func (a *Area) editFilePage(c echo.Context) error {
 		return err
 	}
 	if why != "" {
-		return a.pages.RedirectWithFlash(c, web.FileURL(t.ID, "show", f.Path), web.T(request.Lang(c), why))
+		return a.Pages.RedirectWithFlash(c, web.FileURL(t.ID, "show", f.Path), web.T(request.Lang(c), why))
 	}
 	form := web.NewForm()
 	form.Values["content"] = string(data)
@@ -335,7 +335,7 @@ func (a *Area) editFilePage(c echo.Context) error {
 
 func (a *Area) renderEdit(c echo.Context, status int, t *store.Task, p string, base int, form web.Form) error {
 	d := web.FileEditProps{TaskID: t.ID, TaskName: t.Name, Path: p, BaseNo: base, Form: form, MaxMiB: mib(a.files.maxBytes)}
-	pg := a.pages.Page(c, "files.title", "booking")
+	pg := a.Pages.Page(c, "files.title", "booking")
 	pg.Title = web.T(request.Lang(c), "files.edit_title", p)
 	return response.Render(c, status, web.FileEditPage(pg, d))
 }
@@ -363,7 +363,7 @@ func (a *Area) editFileForm(c echo.Context) error {
 	res, err := a.files.save(c.Request().Context(), saveRequest{TaskID: t.ID, Path: f.Path, Data: []byte(content), Message: form.Value("message"),
 		Source: store.FileSourceEdit, BaseNo: base})
 	if err == nil {
-		return a.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
+		return a.Pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, res.Version.Path, res.Version.No), savedFlash(lang, res))
 	}
 	if !fileFormFailed(lang, err, &form) {
 		return err
@@ -385,7 +385,7 @@ func (a *Area) rollbackFileForm(c echo.Context) error {
 		var res saveResult
 		res, err = a.files.rollback(c.Request().Context(), t.ID, f.Path, no, c.FormValue("message"))
 		if err == nil {
-			return a.pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, f.Path, res.Version.No), savedFlash(lang, res))
+			return a.Pages.RedirectWithFlash(c, web.FileVersionURL(t.ID, f.Path, res.Version.No), savedFlash(lang, res))
 		}
 	}
 	form := web.NewForm()
@@ -401,11 +401,11 @@ func (a *Area) bookingFilesPage(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	b, err := a.store.FindBookingByID(ctx, id)
+	b, err := a.Store.FindBookingByID(ctx, id)
 	if err != nil {
 		return err
 	}
-	vs, err := a.store.FindBookingFileVersions(ctx, id)
+	vs, err := a.Store.FindBookingFileVersions(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -413,7 +413,7 @@ func (a *Area) bookingFilesPage(c echo.Context) error {
 	for _, v := range vs {
 		d.Rows = append(d.Rows, web.BookingFileRow{TaskID: v.TaskID, Path: v.Path, No: v.No, At: v.CreatedAt, Author: v.AuthorName, Message: v.Message, SHA256: v.SHA256})
 	}
-	pg := a.pages.Page(c, "files.title", "booking")
+	pg := a.Pages.Page(c, "files.title", "booking")
 	pg.Title = web.T(request.Lang(c), "files.booking_title", b.ID)
 	return response.Render(c, http.StatusOK, web.BookingFilesPage(pg, d))
 }

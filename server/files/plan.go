@@ -10,6 +10,7 @@ import (
 
 	"cardhour/errs"
 	"cardhour/schedule"
+	"cardhour/server/area"
 	"cardhour/store"
 )
 
@@ -212,28 +213,13 @@ func renderPlan(p store.TaskPlan, tz *time.Location) []byte {
 // syncEvery is how often the plans are brought up to date.
 const syncEvery = 10 * time.Second
 
-// Run brings the card-hour plans up to date every syncEvery until ctx
-// ends (reconciling with object storage first, while that is pending). It
-// runs beside the booking loop, never in its way: a slow or unreachable
-// object store must not hold bookings back. Failures are logged and
-// retried on the next round.
-func (a *Area) Run(ctx context.Context) {
-	t := time.NewTicker(syncEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// Jobs brings the card-hour plans up to date every syncEvery
+// (reconciling with object storage first, while that is pending). It runs
+// beside the booking tick, never in its way: a slow or unreachable object
+// store must not hold bookings back; a failed round is retried on the next.
+func (a *Area) Jobs() []area.Job {
+	return []area.Job{{Name: "card-hour plan sync", Every: syncEvery, Run: func(ctx context.Context) error {
 		a.files.reconcileIfPending(ctx)
-		err := a.files.syncPlans(ctx, true)
-		switch {
-		case err == nil, ctx.Err() != nil:
-		case errs.Is(err, errs.Unavailable):
-			a.log.Warn("card-hour plans not synced: database or object storage unavailable; retrying on the next round", "err", err)
-		default:
-			a.log.Error("card-hour plan sync failed", "err", err)
-		}
-	}
+		return a.files.syncPlans(ctx, true)
+	}}}
 }

@@ -20,14 +20,14 @@ func (a *Area) apiRecordOutput(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := scope.Booking(c, a.store, id); err != nil {
+	if _, err := scope.Booking(c, a.Store, id); err != nil {
 		return err
 	}
 	var req outputRequest
 	if err := request.DecodeJSON(c, &req); err != nil {
 		return err
 	}
-	out, err := a.store.RecordOutput(c.Request().Context(), a.cfg.TZ, id,
+	out, err := a.Store.RecordOutput(c.Request().Context(), a.Config.TZ, id,
 		store.OutputInput{Quantity: req.Quantity, Unit: req.Unit, Note: req.Note, CorrectsID: req.CorrectsID})
 	if err != nil {
 		return err
@@ -41,10 +41,10 @@ func (a *Area) apiListOutputs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := scope.Booking(c, a.store, id); err != nil {
+	if _, err := scope.Booking(c, a.Store, id); err != nil {
 		return err
 	}
-	outs, err := a.store.FindOutputs(c.Request().Context(), []int64{id})
+	outs, err := a.Store.FindOutputs(c.Request().Context(), []int64{id})
 	if err != nil {
 		return err
 	}
@@ -57,18 +57,18 @@ func (a *Area) apiListOutputs(c echo.Context) error {
 // apiLedgerRounds lists the rounds of the caller's teams that ended in a month.
 func (a *Area) apiLedgerRounds(c echo.Context) error {
 	v := errs.NewValidation("server.apiLedgerRounds")
-	teams, err := scope.Teams(c, a.store)
+	teams, err := scope.Teams(c, a.Store)
 	if err != nil {
 		return err
 	}
 	month := strings.TrimSpace(c.QueryParam("month"))
 	if month == "" {
 		month = a.thisMonth()
-	} else if _, _, err := store.MonthBounds(month, a.cfg.TZ); err != nil {
+	} else if _, _, err := store.MonthBounds(month, a.Config.TZ); err != nil {
 		v.Add("month", "report.month_invalid")
 	}
-	f := store.LedgerFilter{Zone: a.cfg.TZ, Month: month, TeamIDs: teams, Limit: 1000}
-	team, err := request.TeamID(c.Request().Context(), a.store, request.QueryRef(c, "team"), "team", v)
+	f := store.LedgerFilter{Zone: a.Config.TZ, Month: month, TeamIDs: teams, Limit: 1000}
+	team, err := request.TeamID(c.Request().Context(), a.Store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return err
 	}
@@ -83,17 +83,17 @@ func (a *Area) apiLedgerRounds(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	out := roundsJSON{Month: month, Zone: a.cfg.TZ.String(), Rounds: []store.LedgerRoundView{}}
+	out := roundsJSON{Month: month, Zone: a.Config.TZ.String(), Rounds: []store.LedgerRoundView{}}
 	if team != 0 {
 		if !scope.Sees(teams, team) {
 			return c.JSON(http.StatusOK, out)
 		}
 		f.TeamIDs = []int64{team}
 	}
-	if err := a.store.CatchUpLedger(c.Request().Context(), a.cfg.TZ); err != nil {
+	if err := a.Store.CatchUpLedger(c.Request().Context(), a.Config.TZ); err != nil {
 		return err
 	}
-	rounds, err := a.store.FindLedgerRounds(c.Request().Context(), f)
+	rounds, err := a.Store.FindLedgerRounds(c.Request().Context(), f)
 	if err != nil {
 		return err
 	}
@@ -112,10 +112,10 @@ func (a *Area) apiLedgerRound(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := scope.Booking(c, a.store, id); err != nil {
+	if _, err := scope.Booking(c, a.Store, id); err != nil {
 		return err
 	}
-	d, err := a.store.FindLedgerRound(c.Request().Context(), a.cfg.TZ, id)
+	d, err := a.Store.FindLedgerRound(c.Request().Context(), a.Config.TZ, id)
 	if err != nil {
 		return err
 	}
@@ -134,10 +134,10 @@ func (a *Area) apiTaskLedger(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := scope.Task(c, a.store, id); err != nil {
+	if _, err := scope.Task(c, a.Store, id); err != nil {
 		return err
 	}
-	l, err := a.store.FindTaskLedger(c.Request().Context(), a.cfg.TZ, id)
+	l, err := a.Store.FindTaskLedger(c.Request().Context(), a.Config.TZ, id)
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func (a *Area) apiSetTaskKind(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := scope.Task(c, a.store, id); err != nil {
+	if _, err := scope.Task(c, a.Store, id); err != nil {
 		return err
 	}
 	var req kindRequest
@@ -173,7 +173,7 @@ func (a *Area) apiSetTaskKind(c echo.Context) error {
 		v.Add("kind", "field.required")
 		return v.Err()
 	}
-	if err := a.store.SetTaskKind(c.Request().Context(), id, *req.Kind); err != nil {
+	if err := a.Store.SetTaskKind(c.Request().Context(), id, *req.Kind); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, kindJSON{TaskID: id, Kind: *req.Kind})

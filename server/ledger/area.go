@@ -6,22 +6,13 @@
 package ledger
 
 import (
-	"log/slog"
-
-	"cardhour/config"
-	"cardhour/server/response"
-	"cardhour/store"
+	"cardhour/server/area"
 )
 
 // Area serves the ledger and the reports.
 type Area struct {
-	store *store.Store
-	cfg   config.Config
-	log   *slog.Logger
-	pages *response.Pages
+	area.Deps
 }
 
 // New builds the area.
-func New(st *store.Store, cfg config.Config, log *slog.Logger, pages *response.Pages) *Area {
-	return &Area{store: st, cfg: cfg, log: log, pages: pages}
-}
+func New(d area.Deps) *Area { return &Area{Deps: d} }

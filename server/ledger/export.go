@@ -68,14 +68,14 @@ func (a *Area) writeExport(c echo.Context, format, section, name string, tables 
 	switch format {
 	case "csv":
 		var err error
-		if body, err = exportCSV(tables, section != "", a.cfg.TZ); err != nil {
+		if body, err = exportCSV(tables, section != "", a.Config.TZ); err != nil {
 			return errs.Internalf("server.writeExport", "csv: %w", err)
 		}
 		ctype = "text/csv; charset=utf-8"
 		name += ".csv"
 	default:
 		var err error
-		if body, err = exportXLSX(tables, a.cfg.TZ); err != nil {
+		if body, err = exportXLSX(tables, a.Config.TZ); err != nil {
 			return errs.Internalf("server.writeExport", "xlsx: %w", err)
 		}
 		ctype = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"

@@ -26,7 +26,7 @@ func (a *Area) ledgerMonth(c echo.Context) (month, problem string) {
 	if month == "" {
 		return a.thisMonth(), ""
 	}
-	if _, _, err := store.MonthBounds(month, a.cfg.TZ); err != nil {
+	if _, _, err := store.MonthBounds(month, a.Config.TZ); err != nil {
 		return a.thisMonth(), web.T(request.Lang(c), "report.month_invalid")
 	}
 	return month, ""
@@ -35,7 +35,7 @@ func (a *Area) ledgerMonth(c echo.Context) (month, problem string) {
 // teamOptions are the teams a viewer may filter by: every team for admins,
 // else theirs (ids nil means every team).
 func (a *Area) teamOptions(c echo.Context, ids []int64) ([]web.Option, error) {
-	teams, err := a.store.FindTeams(c.Request().Context())
+	teams, err := a.Store.FindTeams(c.Request().Context())
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (a *Area) teamOptions(c echo.Context, ids []int64) ([]web.Option, error) {
 func (a *Area) ledgerPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	month, problem := a.ledgerMonth(c)
-	teams, err := scope.Teams(c, a.store)
+	teams, err := scope.Teams(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -61,9 +61,9 @@ func (a *Area) ledgerPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d := web.LedgerListProps{Month: month, Prev: store.AddMonths(month, -1), Next: store.AddMonths(month, 1), Zone: a.cfg.TZ.String(),
+	d := web.LedgerListProps{Month: month, Prev: store.AddMonths(month, -1), Next: store.AddMonths(month, 1), Zone: a.Config.TZ.String(),
 		Teams: opts, Mine: c.QueryParam("mine") != ""}
-	f := store.LedgerFilter{Zone: a.cfg.TZ, Month: month, TeamIDs: teams, Limit: 500}
+	f := store.LedgerFilter{Zone: a.Config.TZ, Month: month, TeamIDs: teams, Limit: 500}
 	if raw := strings.TrimSpace(c.QueryParam("team")); raw != "" {
 		if id := request.ID(raw); id != 0 && scope.Sees(teams, id) {
 			f.TeamIDs, d.Team = []int64{id}, raw
@@ -74,10 +74,10 @@ func (a *Area) ledgerPage(c echo.Context) error {
 	if d.Mine {
 		f.UserID = request.User(c).ID
 	}
-	if err := a.store.CatchUpLedger(ctx, a.cfg.TZ); err != nil {
+	if err := a.Store.CatchUpLedger(ctx, a.Config.TZ); err != nil {
 		return err
 	}
-	rounds, err := a.store.FindLedgerRounds(ctx, f)
+	rounds, err := a.Store.FindLedgerRounds(ctx, f)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (a *Area) ledgerPage(c echo.Context) error {
 	}
 	d.Totals = totalsRow(total)
 	d.Truncated = len(rounds) == f.Limit
-	p := a.pages.Page(c, "ledger.title", "ledger")
+	p := a.Pages.Page(c, "ledger.title", "ledger")
 	if problem != "" && p.Flash == "" {
 		p.Flash = problem
 	}
@@ -116,10 +116,10 @@ func (a *Area) ledgerRoundPage(c echo.Context) error {
 
 func (a *Area) renderRound(c echo.Context, status int, id int64, f web.Form, correcting int64) error {
 	ctx := c.Request().Context()
-	d, err := a.store.FindLedgerRound(ctx, a.cfg.TZ, id)
+	d, err := a.Store.FindLedgerRound(ctx, a.Config.TZ, id)
 	if errs.Is(err, errs.Conflict) {
 		_, _, msg, _ := response.Describe(err, request.Lang(c))
-		return response.Render(c, http.StatusOK, web.LedgerWaitPage(a.pages.Page(c, "ledger.title", "ledger"), web.LedgerWaitProps{BookingID: id, Message: msg}))
+		return response.Render(c, http.StatusOK, web.LedgerWaitPage(a.Pages.Page(c, "ledger.title", "ledger"), web.LedgerWaitProps{BookingID: id, Message: msg}))
 	}
 	if err != nil {
 		return err
@@ -153,14 +153,14 @@ func (a *Area) renderRound(c echo.Context, status int, id int64, f web.Form, cor
 		}
 	}
 	if props.CanRecord {
-		if props.Units, err = a.store.FindOutputUnits(ctx, d.TaskID, d.TeamID, 20); err != nil {
+		if props.Units, err = a.Store.FindOutputUnits(ctx, d.TaskID, d.TeamID, 20); err != nil {
 			return err
 		}
 	}
 	if props.Files, err = a.roundFiles(ctx, id); err != nil {
 		return err
 	}
-	return response.Render(c, status, web.LedgerRoundPage(a.pages.Page(c, "ledger.title", "ledger"), props))
+	return response.Render(c, status, web.LedgerRoundPage(a.Pages.Page(c, "ledger.title", "ledger"), props))
 }
 
 // roundFiles lists the script, config and plan versions a round used:
@@ -168,7 +168,7 @@ func (a *Area) renderRound(c echo.Context, status int, id int64, f web.Form, cor
 // began (store.FindBookingFileVersions, issue 6). A viewer who may not read
 // the task's files sees none.
 func (a *Area) roundFiles(ctx context.Context, bookingID int64) ([]web.LedgerFileLink, error) {
-	vs, err := a.store.FindBookingFileVersions(ctx, bookingID)
+	vs, err := a.Store.FindBookingFileVersions(ctx, bookingID)
 	if errs.Is(err, errs.Forbidden) || errs.Is(err, errs.NotFound) {
 		return nil, nil
 	}
@@ -220,14 +220,14 @@ func (a *Area) recordOutputForm(c echo.Context) error {
 	in, err := outputInputFromForm(f)
 	var out *store.OutputView
 	if err == nil {
-		out, err = a.store.RecordOutput(c.Request().Context(), a.cfg.TZ, id, in)
+		out, err = a.Store.RecordOutput(c.Request().Context(), a.Config.TZ, id, in)
 	}
 	if err == nil {
 		key := "ledger.flash_recorded"
 		if out.CorrectsID != nil {
 			key = "ledger.flash_corrected"
 		}
-		return a.pages.RedirectWithFlash(c, "/ledger/rounds/"+web.I64(id)+"#outputs", web.T(request.Lang(c), key, store.FormatQuantity(out.Quantity), out.Unit))
+		return a.Pages.RedirectWithFlash(c, "/ledger/rounds/"+web.I64(id)+"#outputs", web.T(request.Lang(c), key, store.FormatQuantity(out.Quantity), out.Unit))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
@@ -247,7 +247,7 @@ func (a *Area) taskLedgerPage(c echo.Context) error {
 
 func (a *Area) renderTaskLedger(c echo.Context, status int, id int64, kind web.Form) error {
 	ctx := c.Request().Context()
-	l, err := a.store.FindTaskLedger(ctx, a.cfg.TZ, id)
+	l, err := a.Store.FindTaskLedger(ctx, a.Config.TZ, id)
 	if err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func (a *Area) renderTaskLedger(c echo.Context, status int, id int64, kind web.F
 	for _, k := range store.TaskKinds {
 		d.Kinds = append(d.Kinds, web.Option{Value: k, Label: web.T(lang, "lgkind."+k)})
 	}
-	if d.CanSetKind, err = scope.MayPlan(c, a.store, l.Task.TeamID); err != nil {
+	if d.CanSetKind, err = scope.MayPlan(c, a.Store, l.Task.TeamID); err != nil {
 		return err
 	}
 	if _, ok := kind.Values["kind"]; !ok {
@@ -275,7 +275,7 @@ func (a *Area) renderTaskLedger(c echo.Context, status int, id int64, kind web.F
 	for _, r := range l.Rounds {
 		d.Rounds = append(d.Rounds, roundRow(r, rec.may(r.UserID, r.TeamID)))
 	}
-	return response.Render(c, status, web.TaskLedgerPage(a.pages.Page(c, "ledger.title", "ledger"), d, kind))
+	return response.Render(c, status, web.TaskLedgerPage(a.Pages.Page(c, "ledger.title", "ledger"), d, kind))
 }
 
 // setTaskKindForm classifies a task for the yearly baseline.
@@ -285,13 +285,13 @@ func (a *Area) setTaskKindForm(c echo.Context) error {
 		return err
 	}
 	f := request.Form(c, "kind")
-	err = a.store.SetTaskKind(c.Request().Context(), id, f.Value("kind"))
+	err = a.Store.SetTaskKind(c.Request().Context(), id, f.Value("kind"))
 	if err == nil {
 		label := web.T(request.Lang(c), "lgkind.none")
 		if k := f.Value("kind"); k != "" {
 			label = web.T(request.Lang(c), "lgkind."+k)
 		}
-		return a.pages.RedirectWithFlash(c, "/ledger/tasks/"+web.I64(id), web.T(request.Lang(c), "ledger.flash_kind", label))
+		return a.Pages.RedirectWithFlash(c, "/ledger/tasks/"+web.I64(id), web.T(request.Lang(c), "ledger.flash_kind", label))
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err

@@ -41,7 +41,7 @@ func unitRows(us []store.UnitTotal) []web.LedgerUnitRow {
 }
 
 // thisMonth is the current month in the portal's zone.
-func (a *Area) thisMonth() string { return store.MonthOf(time.Now(), a.cfg.TZ) }
+func (a *Area) thisMonth() string { return store.MonthOf(time.Now(), a.Config.TZ) }
 
 // recorder tells, per round, whether the viewer may record its outputs:
 // its owner (a member or above) and the managers of its team.
@@ -53,7 +53,7 @@ type recorder struct {
 func (a *Area) recorderFor(c echo.Context) (recorder, error) {
 	u := request.User(c)
 	r := recorder{user: u, managed: map[int64]bool{}}
-	ids, err := a.store.ManagedTeamIDs(c.Request().Context(), u)
+	ids, err := a.Store.ManagedTeamIDs(c.Request().Context(), u)
 	for _, id := range ids {
 		r.managed[id] = true
 	}

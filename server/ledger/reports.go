@@ -23,7 +23,7 @@ func (a *Area) reportScope(c echo.Context) (store.ReportScope, error) {
 	if u.Role == store.RoleAdmin {
 		return store.ReportScope{}, nil
 	}
-	ids, err := a.store.ManagedTeamIDs(c.Request().Context(), u)
+	ids, err := a.Store.ManagedTeamIDs(c.Request().Context(), u)
 	if ids == nil {
 		ids = []int64{}
 	}
@@ -51,7 +51,7 @@ func (a *Area) reportsIndex(c echo.Context) error {
 	if store.RoleRank(request.User(c).Role) >= store.RoleRank(store.RoleManager) {
 		return c.Redirect(http.StatusSeeOther, "/reports/monthly")
 	}
-	return response.Render(c, http.StatusOK, web.ReportsIndexPage(a.pages.Page(c, "nav.reports", "reports")))
+	return response.Render(c, http.StatusOK, web.ReportsIndexPage(a.Pages.Page(c, "nav.reports", "reports")))
 }
 
 // pageScope is a report page's scope narrowed by ?team=, that team's name,
@@ -71,7 +71,7 @@ func (a *Area) pageScope(c echo.Context, problem string) (store.ReportScope, str
 // reportPage is a report page's frame: its title from titleKey and the
 // period, the problem as its message unless one is already there.
 func (a *Area) reportPage(c echo.Context, nameKey, problem, titleKey, period string) web.Page {
-	p := a.pages.Page(c, nameKey, "reports")
+	p := a.Pages.Page(c, nameKey, "reports")
 	p.Title = web.T(p.Lang, titleKey, period)
 	if problem != "" && p.Flash == "" {
 		p.Flash = problem
@@ -86,10 +86,10 @@ func (a *Area) monthlyReportPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.CatchUpLedger(c.Request().Context(), a.cfg.TZ); err != nil {
+	if err := a.Store.CatchUpLedger(c.Request().Context(), a.Config.TZ); err != nil {
 		return err
 	}
-	rep, err := a.store.MonthlyReport(c.Request().Context(), a.cfg.TZ, month, sc)
+	rep, err := a.Store.MonthlyReport(c.Request().Context(), a.Config.TZ, month, sc)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (a *Area) monthlyReportPage(c echo.Context) error {
 // reportYear reads ?year=, this year when absent; one that does not parse
 // is reported and this year shown instead.
 func (a *Area) reportYear(c echo.Context) (year int, problem string) {
-	this := time.Now().In(a.cfg.TZ).Year()
+	this := time.Now().In(a.Config.TZ).Year()
 	raw := strings.TrimSpace(c.QueryParam("year"))
 	if raw == "" {
 		return this, ""
@@ -123,7 +123,7 @@ func (a *Area) yearlyReportPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := a.store.YearlyBaseline(c.Request().Context(), a.cfg.TZ, year, sc)
+	rep, err := a.Store.YearlyBaseline(c.Request().Context(), a.Config.TZ, year, sc)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (a *Area) apiReportScope(c echo.Context, v *errs.Validation) (store.ReportS
 	if err != nil {
 		return sc, err
 	}
-	team, err := request.TeamID(c.Request().Context(), a.store, request.QueryRef(c, "team"), "team", v)
+	team, err := request.TeamID(c.Request().Context(), a.Store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return sc, err
 	}
@@ -174,7 +174,7 @@ func (a *Area) apiMonthlyReport(c echo.Context) error {
 	month := strings.TrimSpace(c.QueryParam("month"))
 	if month == "" {
 		month = a.thisMonth()
-	} else if _, _, err := store.MonthBounds(month, a.cfg.TZ); err != nil {
+	} else if _, _, err := store.MonthBounds(month, a.Config.TZ); err != nil {
 		v.Add("month", "report.month_invalid")
 	}
 	format, section := reportFormat(c, v)
@@ -185,10 +185,10 @@ func (a *Area) apiMonthlyReport(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	if err := a.store.CatchUpLedger(c.Request().Context(), a.cfg.TZ); err != nil {
+	if err := a.Store.CatchUpLedger(c.Request().Context(), a.Config.TZ); err != nil {
 		return err
 	}
-	rep, err := a.store.MonthlyReport(c.Request().Context(), a.cfg.TZ, month, sc)
+	rep, err := a.Store.MonthlyReport(c.Request().Context(), a.Config.TZ, month, sc)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (a *Area) apiMonthlyReport(c echo.Context) error {
 // apiYearlyReport answers the yearly baseline as JSON, CSV or XLSX.
 func (a *Area) apiYearlyReport(c echo.Context) error {
 	v := errs.NewValidation("server.apiYearlyReport")
-	year := time.Now().In(a.cfg.TZ).Year()
+	year := time.Now().In(a.Config.TZ).Year()
 	if raw := strings.TrimSpace(c.QueryParam("year")); raw != "" {
 		y, err := strconv.Atoi(raw)
 		if err != nil || y < 2000 || y > 9999 {
@@ -217,7 +217,7 @@ func (a *Area) apiYearlyReport(c echo.Context) error {
 	if err := v.Err(); err != nil {
 		return err
 	}
-	rep, err := a.store.YearlyBaseline(c.Request().Context(), a.cfg.TZ, year, sc)
+	rep, err := a.Store.YearlyBaseline(c.Request().Context(), a.Config.TZ, year, sc)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"cardhour/errs"
+	"cardhour/server/area"
 	"cardhour/store"
 )
 
@@ -16,43 +17,37 @@ const ledgerLookback = 7 * 24 * time.Hour
 // settleEvery is how often the ledger pass runs.
 const settleEvery = 10 * time.Second
 
-// Run keeps the ledger settled until ctx ends: it writes the rounds of
-// bookings that finished, refreshes the usage of rounds still open to
-// telemetry, and cuts months in the portal's zone. Its first successful
-// pass searches every booking (the process may have been down while some
-// finished, or the zone may have changed); later passes only look back
-// ledgerLookback.
-func (a *Area) Run(ctx context.Context) {
-	t := time.NewTicker(settleEvery)
-	defer t.Stop()
+// Jobs is the ledger pass: it writes the rounds of bookings that
+// finished, refreshes the usage of rounds still open to telemetry, and
+// cuts months in the portal's zone. Its first successful pass searches
+// every booking (the process may have been down while some finished, or
+// the zone may have changed); later passes only look back ledgerLookback.
+func (a *Area) Jobs() []area.Job {
 	full := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	return []area.Job{{Name: "ledger pass", Every: settleEvery, Run: func(ctx context.Context) error {
+		err := a.settle(ctx, full)
+		if err == nil {
+			full = true
 		}
-		full = a.settle(ctx, full) || full
-	}
+		return err
+	}}}
 }
 
-// settle runs one pass and reports whether it succeeded.
-func (a *Area) settle(ctx context.Context, full bool) bool {
-	o := store.LedgerPassOptions{Zone: a.cfg.TZ}
+// settle runs one pass. Another process settling the same rounds at the
+// same moment (a conflict) is no failure: the next pass picks them up.
+func (a *Area) settle(ctx context.Context, full bool) error {
+	o := store.LedgerPassOptions{Zone: a.Config.TZ}
 	if full {
 		o.Since = time.Now().Add(-ledgerLookback)
 	}
-	res, err := a.store.SettleLedger(ctx, o)
+	res, err := a.Store.SettleLedger(ctx, o)
 	switch {
 	case err == nil:
 		if res != (store.LedgerPass{}) {
-			a.log.Debug("ledger settled", "added", res.Added, "refreshed", res.Refreshed, "settled", res.Settled, "recut", res.Recut)
+			a.Log.Debug("ledger settled", "added", res.Added, "refreshed", res.Refreshed, "settled", res.Settled, "recut", res.Recut)
 		}
-		return true
-	case errs.Is(err, errs.Unavailable), errs.Is(err, errs.Conflict):
-		a.log.Warn("ledger pass skipped", "err", err)
-	default:
-		a.log.Error("ledger pass failed", "err", err)
+	case errs.Is(err, errs.Conflict):
+		a.Log.Warn("ledger pass skipped", "err", err)
 	}
-	return false
+	return err
 }

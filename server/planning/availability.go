@@ -20,18 +20,18 @@ const availabilityDays = 14
 // availabilityPage shows the free cards of each card type per hour for the
 // coming 14 days, from midnight today in the portal's zone.
 func (a *Area) availabilityPage(c echo.Context) error {
-	loc := a.cfg.TZ
-	now := a.store.Now()
+	loc := a.Config.TZ
+	now := a.Store.Now()
 	ln := now.In(loc)
 	day0 := time.Date(ln.Year(), ln.Month(), ln.Day(), 0, 0, 0, 0, loc)
 	hours := int(day0.AddDate(0, 0, availabilityDays).Sub(day0) / time.Hour)
-	avail, err := a.store.FindAvailability(c.Request().Context(), day0, hours)
+	avail, err := a.Store.FindAvailability(c.Request().Context(), day0, hours)
 	if err != nil {
 		return err
 	}
 	filter := request.ID(c.QueryParam("card_type"))
 	props := availabilityProps(request.Lang(c), loc, day0, now, avail, filter)
-	return response.Render(c, http.StatusOK, web.AvailabilityPage(a.pages.Page(c, "plan.avail.title", "booking"), props))
+	return response.Render(c, http.StatusOK, web.AvailabilityPage(a.Pages.Page(c, "plan.avail.title", "booking"), props))
 }
 
 // availShade picks the shade class of an hour: darker as fewer cards are

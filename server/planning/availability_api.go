@@ -29,7 +29,7 @@ func (a *Area) apiAvailability(c echo.Context) error {
 	v := errs.NewValidation("server.apiAvailability")
 	from := request.QueryTime(c, "from", v)
 	hours := request.QueryInt(c, "hours", availabilityDefaultHours, 1, availabilityMaxHours, "api.hours_range", v)
-	typeID, err := request.CardTypeID(c.Request().Context(), a.store, request.QueryRef(c, "card_type"), "card_type", v)
+	typeID, err := request.CardTypeID(c.Request().Context(), a.Store, request.QueryRef(c, "card_type"), "card_type", v)
 	if err != nil {
 		return err
 	}
@@ -37,9 +37,9 @@ func (a *Area) apiAvailability(c echo.Context) error {
 		return err
 	}
 	if from.IsZero() {
-		from = a.store.Now()
+		from = a.Store.Now()
 	}
-	all, err := a.store.FindAvailability(c.Request().Context(), from, hours)
+	all, err := a.Store.FindAvailability(c.Request().Context(), from, hours)
 	if err != nil {
 		return err
 	}

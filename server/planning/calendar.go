@@ -35,7 +35,7 @@ func (a *Area) renderCalendar(c echo.Context, status int, feed *web.CalendarFeed
 		return err
 	}
 	props.Feed, props.Error = feed, msg
-	return response.Render(c, status, web.CalendarPage(a.pages.Page(c, "plan.cal.title", "booking"), props))
+	return response.Render(c, status, web.CalendarPage(a.Pages.Page(c, "plan.cal.title", "booking"), props))
 }
 
 // calendarProps lists the teams whose feed the user may take: their own
@@ -43,7 +43,7 @@ func (a *Area) renderCalendar(c echo.Context, status int, feed *web.CalendarFeed
 func (a *Area) calendarProps(c echo.Context) (web.CalendarProps, error) {
 	var props web.CalendarProps
 	u := request.User(c)
-	teams, err := a.store.FindTeams(c.Request().Context())
+	teams, err := a.Store.FindTeams(c.Request().Context())
 	if err != nil {
 		return props, err
 	}
@@ -57,7 +57,7 @@ func (a *Area) calendarProps(c echo.Context) (web.CalendarProps, error) {
 		}
 		return props, nil
 	}
-	ids, err := a.store.TeamIDsOf(c.Request().Context(), u.ID)
+	ids, err := a.Store.TeamIDsOf(c.Request().Context(), u.ID)
 	if err != nil {
 		return props, err
 	}
@@ -75,13 +75,13 @@ func (a *Area) createCalendarFeedForm(c echo.Context) error {
 	teamID := request.ID(c.FormValue("team"))
 	label := web.T(lang, "plan.cal.mine")
 	if teamID != 0 {
-		t, err := a.store.FindTeamByID(c.Request().Context(), teamID)
+		t, err := a.Store.FindTeamByID(c.Request().Context(), teamID)
 		if err != nil {
 			return err
 		}
 		label = web.T(lang, "plan.cal.team") + " · " + t.Name
 	}
-	secret, err := a.store.CreateCalendarFeed(c.Request().Context(), u.ID, teamID)
+	secret, err := a.Store.CreateCalendarFeed(c.Request().Context(), u.ID, teamID)
 	if err != nil {
 		if errs.Is(err, errs.Forbidden) || errs.Is(err, errs.Invalid) {
 			_, _, msg, _ := response.Describe(err, lang)
@@ -99,23 +99,23 @@ func (a *Area) createCalendarFeedForm(c echo.Context) error {
 func (a *Area) icalFeed(c echo.Context) error {
 	ctx := c.Request().Context()
 	lang := request.Lang(c)
-	feed, err := a.store.FindCalendarFeed(ctx, c.Param("token"))
+	feed, err := a.Store.FindCalendarFeed(ctx, c.Param("token"))
 	if err != nil {
 		return err
 	}
-	now := a.store.Now()
+	now := a.Store.Now()
 	filter := store.BookingFilter{From: now.Add(-icalPast), To: now.Add(icalFuture), Limit: 1000}
 	name := web.T(lang, "app.name") + " · "
 	switch {
 	case feed.TeamID != nil:
-		t, err := a.store.FindTeamByID(ctx, *feed.TeamID)
+		t, err := a.Store.FindTeamByID(ctx, *feed.TeamID)
 		if err != nil {
 			return err
 		}
 		filter.TeamIDs = []int64{t.ID}
 		name += web.T(lang, "plan.cal.team") + " · " + t.Name
 	case feed.UserID != nil:
-		u, err := a.store.FindUserByID(ctx, *feed.UserID)
+		u, err := a.Store.FindUserByID(ctx, *feed.UserID)
 		if err != nil {
 			return err
 		}
@@ -128,7 +128,7 @@ func (a *Area) icalFeed(c echo.Context) error {
 	default:
 		return errs.E(errs.NotFound, "server.icalFeed", "feed.not_found")
 	}
-	bookings, err := a.store.FindBookings(ctx, filter)
+	bookings, err := a.Store.FindBookings(ctx, filter)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 
 // typeOptions lists the card types as choices, with their names.
 func (a *Area) typeOptions(c echo.Context) ([]web.Option, map[int64]string, error) {
-	types, err := a.store.FindCardTypes(c.Request().Context())
+	types, err := a.Store.FindCardTypes(c.Request().Context())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -47,7 +47,7 @@ func (a *Area) quotaFromForm(f web.Form) (store.QuotaInput, error) {
 		in.MaxCards = n
 	}
 	for field, dst := range map[string]*time.Time{"valid_from": &in.ValidFrom, "expires_at": &in.ExpiresAt} {
-		t, ok := request.ParseLocal(f.Value(field), a.cfg.TZ)
+		t, ok := request.ParseLocal(f.Value(field), a.Config.TZ)
 		if !ok {
 			v.Add(field, "plan.bad_time")
 		}
@@ -62,8 +62,8 @@ func (a *Area) quotaForm(q store.QuotaView) web.Form {
 	f.Values["card_type"] = strconv.FormatInt(q.CardTypeID, 10)
 	f.Values["card_hours"] = strconv.FormatFloat(q.GrantedHours, 'f', -1, 64)
 	f.Values["max_cards"] = strconv.Itoa(q.MaxCards)
-	f.Values["valid_from"] = request.LocalValue(q.ValidFrom, a.cfg.TZ)
-	f.Values["expires_at"] = request.LocalValue(q.ExpiresAt, a.cfg.TZ)
+	f.Values["valid_from"] = request.LocalValue(q.ValidFrom, a.Config.TZ)
+	f.Values["expires_at"] = request.LocalValue(q.ExpiresAt, a.Config.TZ)
 	f.Values["note"] = q.Note
 	return f
 }
@@ -86,20 +86,20 @@ func quotaFormFailed(lang string, err error, f *web.Form) bool {
 // defaultQuotaForm starts a grant at the next whole hour for 30 days.
 func (a *Area) defaultQuotaForm() web.Form {
 	f := web.NewForm()
-	start := a.store.Now().In(a.cfg.TZ).Truncate(time.Hour).Add(time.Hour)
-	f.Values["valid_from"] = request.LocalValue(start, a.cfg.TZ)
-	f.Values["expires_at"] = request.LocalValue(start.AddDate(0, 0, 30), a.cfg.TZ)
+	start := a.Store.Now().In(a.Config.TZ).Truncate(time.Hour).Add(time.Hour)
+	f.Values["valid_from"] = request.LocalValue(start, a.Config.TZ)
+	f.Values["expires_at"] = request.LocalValue(start.AddDate(0, 0, 30), a.Config.TZ)
 	f.Values["max_cards"] = "0"
 	return f
 }
 
 // managedTeamOptions lists the teams the user manages as choices.
 func (a *Area) managedTeamOptions(c echo.Context, u *store.User) ([]web.Option, map[int64]bool, error) {
-	ids, err := a.store.ManagedTeamIDs(c.Request().Context(), u)
+	ids, err := a.Store.ManagedTeamIDs(c.Request().Context(), u)
 	if err != nil {
 		return nil, nil, err
 	}
-	names, err := a.store.TeamNames(c.Request().Context())
+	names, err := a.Store.TeamNames(c.Request().Context())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -123,7 +123,7 @@ func (a *Area) quotaRows(c echo.Context, views []store.QuotaView, managed map[in
 			teamIDs = append(teamIDs, v.TeamID)
 		}
 	}
-	tasks, err := a.store.FindTasks(c.Request().Context(), store.TaskFilter{TeamIDs: teamIDs})
+	tasks, err := a.Store.FindTasks(c.Request().Context(), store.TaskFilter{TeamIDs: teamIDs})
 	if err != nil {
 		return nil, err
 	}
@@ -167,11 +167,11 @@ func (a *Area) quotasPage(c echo.Context) error {
 func (a *Area) renderQuotas(c echo.Context, status int, f web.Form) error {
 	ctx := c.Request().Context()
 	u := request.User(c)
-	visible, err := scope.Teams(c, a.store)
+	visible, err := scope.Teams(c, a.Store)
 	if err != nil {
 		return err
 	}
-	views, err := a.store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: visible})
+	views, err := a.Store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: visible})
 	if err != nil {
 		return err
 	}
@@ -183,7 +183,7 @@ func (a *Area) renderQuotas(c echo.Context, status int, f web.Form) error {
 	if err != nil {
 		return err
 	}
-	rows, err := a.quotaRows(c, views, managed, a.store.Now())
+	rows, err := a.quotaRows(c, views, managed, a.Store.Now())
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (a *Area) renderQuotas(c echo.Context, status int, f web.Form) error {
 		}
 		props.Rows = append(props.Rows, r)
 	}
-	return response.Render(c, status, web.QuotasPage(a.pages.Page(c, "plan.quota.title", "booking"), props, f))
+	return response.Render(c, status, web.QuotasPage(a.Pages.Page(c, "plan.quota.title", "booking"), props, f))
 }
 
 func (a *Area) newQuotaPage(c echo.Context) error {
@@ -215,14 +215,14 @@ func (a *Area) newQuotaPage(c echo.Context) error {
 		}
 		// A renewal starts where the old grant ends and runs as long.
 		// One already expired starts now instead.
-		if old, err := a.store.FindQuotaByID(c.Request().Context(), id); err == nil && managed[old.TeamID] {
+		if old, err := a.Store.FindQuotaByID(c.Request().Context(), id); err == nil && managed[old.TeamID] {
 			f = a.quotaForm(*old)
 			start := old.ExpiresAt
-			if now := a.store.Now().Truncate(time.Minute); start.Before(now) {
+			if now := a.Store.Now().Truncate(time.Minute); start.Before(now) {
 				start = now
 			}
-			f.Values["valid_from"] = request.LocalValue(start, a.cfg.TZ)
-			f.Values["expires_at"] = request.LocalValue(start.Add(old.ExpiresAt.Sub(old.ValidFrom)), a.cfg.TZ)
+			f.Values["valid_from"] = request.LocalValue(start, a.Config.TZ)
+			f.Values["expires_at"] = request.LocalValue(start.Add(old.ExpiresAt.Sub(old.ValidFrom)), a.Config.TZ)
 			renewOf = old.TeamName + " · " + old.CardTypeName + " · " + web.T(request.Lang(c), "plan.quota.expires_on", a.planLocalDisplay(old.ExpiresAt))
 		}
 	}
@@ -230,7 +230,7 @@ func (a *Area) newQuotaPage(c echo.Context) error {
 }
 
 func (a *Area) planLocalDisplay(t time.Time) string {
-	return t.In(a.cfg.TZ).Format("2006-01-02 15:04")
+	return t.In(a.Config.TZ).Format("2006-01-02 15:04")
 }
 
 func (a *Area) renderNewQuota(c echo.Context, status int, f web.Form, renewOf string) error {
@@ -245,7 +245,7 @@ func (a *Area) renderNewQuota(c echo.Context, status int, f web.Form, renewOf st
 	if len(teams) == 1 && f.Value("team") == "" {
 		f.Values["team"] = teams[0].Value
 	}
-	return response.Render(c, status, web.QuotaNewPage(a.pages.Page(c, "plan.quota.new", "booking"), teams, types, f, renewOf))
+	return response.Render(c, status, web.QuotaNewPage(a.Pages.Page(c, "plan.quota.new", "booking"), teams, types, f, renewOf))
 }
 
 func (a *Area) createQuotaForm(c echo.Context) error {
@@ -253,8 +253,8 @@ func (a *Area) createQuotaForm(c echo.Context) error {
 	in, err := a.quotaFromForm(f)
 	if err == nil {
 		var q *store.Quota
-		if q, err = a.store.CreateQuota(c.Request().Context(), in); err == nil {
-			return a.pages.RedirectWithFlash(c, "/quotas", a.quotaFlash(c, "plan.quota.created", q))
+		if q, err = a.Store.CreateQuota(c.Request().Context(), in); err == nil {
+			return a.Pages.RedirectWithFlash(c, "/quotas", a.quotaFlash(c, "plan.quota.created", q))
 		}
 	}
 	if !quotaFormFailed(request.Lang(c), err, &f) {
@@ -269,7 +269,7 @@ func quotaStatus(err error) int { return response.StatusOf(err) }
 // quotaFlash names the quota a change concerns.
 func (a *Area) quotaFlash(c echo.Context, key string, q *store.Quota) string {
 	name := "#" + strconv.FormatInt(q.ID, 10)
-	if v, err := a.store.FindQuotaByID(c.Request().Context(), q.ID); err == nil {
+	if v, err := a.Store.FindQuotaByID(c.Request().Context(), q.ID); err == nil {
 		name = v.TeamName + " · " + v.CardTypeName
 	}
 	return web.T(request.Lang(c), key, name)
@@ -290,7 +290,7 @@ func (a *Area) managedQuota(c echo.Context) (*store.QuotaView, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, err := a.store.FindQuotaByID(c.Request().Context(), id)
+	q, err := a.Store.FindQuotaByID(c.Request().Context(), id)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +306,7 @@ func (a *Area) managedQuota(c echo.Context) (*store.QuotaView, error) {
 
 func (a *Area) renderEditQuota(c echo.Context, status int, q *store.QuotaView, f web.Form) error {
 	props := web.QuotaEditProps{ID: q.ID, Team: q.TeamName, CardType: q.CardTypeName, Used: q.UsedHours}
-	return response.Render(c, status, web.QuotaEditPage(a.pages.Page(c, "plan.quota.title", "booking"), props, f))
+	return response.Render(c, status, web.QuotaEditPage(a.Pages.Page(c, "plan.quota.title", "booking"), props, f))
 }
 
 func (a *Area) updateQuotaForm(c echo.Context) error {
@@ -321,8 +321,8 @@ func (a *Area) updateQuotaForm(c echo.Context) error {
 	in, err := a.quotaFromForm(f)
 	if err == nil {
 		var saved *store.Quota
-		if saved, err = a.store.UpdateQuota(c.Request().Context(), q.ID, in); err == nil {
-			return a.pages.RedirectWithFlash(c, "/quotas", a.quotaFlash(c, "plan.quota.updated", saved))
+		if saved, err = a.Store.UpdateQuota(c.Request().Context(), q.ID, in); err == nil {
+			return a.Pages.RedirectWithFlash(c, "/quotas", a.quotaFlash(c, "plan.quota.updated", saved))
 		}
 	}
 	if !quotaFormFailed(request.Lang(c), err, &f) {

@@ -27,10 +27,10 @@ func (a *Area) quotaInput(c echo.Context, r quotaRequest) (store.QuotaInput, err
 	in := store.QuotaInput{CardHours: r.CardHours, MaxCards: r.MaxCards, Note: r.Note,
 		ValidFrom: request.Time(r.ValidFrom, "valid_from", v), ExpiresAt: request.Time(r.ExpiresAt, "expires_at", v)}
 	var err error
-	if in.TeamID, err = request.TeamID(c.Request().Context(), a.store, r.Team, "team", v); err != nil {
+	if in.TeamID, err = request.TeamID(c.Request().Context(), a.Store, r.Team, "team", v); err != nil {
 		return in, err
 	}
-	if in.CardTypeID, err = request.CardTypeID(c.Request().Context(), a.store, r.CardType, "card_type", v); err != nil {
+	if in.CardTypeID, err = request.CardTypeID(c.Request().Context(), a.Store, r.CardType, "card_type", v); err != nil {
 		return in, err
 	}
 	return in, v.Err()
@@ -40,7 +40,7 @@ func (a *Area) quotaInput(c echo.Context, r quotaRequest) (store.QuotaInput, err
 // admins), narrowed by f.
 func (a *Area) managedQuotas(c echo.Context, f store.QuotaFilter) ([]store.QuotaView, error) {
 	ctx := c.Request().Context()
-	teams, err := a.store.ManagedTeamIDs(ctx, request.User(c))
+	teams, err := a.Store.ManagedTeamIDs(ctx, request.User(c))
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (a *Area) managedQuotas(c echo.Context, f store.QuotaFilter) ([]store.Quota
 	if f.TeamIDs == nil {
 		f.TeamIDs = []int64{}
 	}
-	return a.store.FindQuotas(ctx, f)
+	return a.Store.FindQuotas(ctx, f)
 }
 
 // quotaView finds one quota the user manages; others are not found.
@@ -68,11 +68,11 @@ func (a *Area) quotaView(c echo.Context, id int64) (*store.QuotaView, error) {
 func (a *Area) apiListQuotas(c echo.Context) error {
 	v := errs.NewValidation("server.apiListQuotas")
 	var f store.QuotaFilter
-	team, err := request.TeamID(c.Request().Context(), a.store, request.QueryRef(c, "team"), "team", v)
+	team, err := request.TeamID(c.Request().Context(), a.Store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return err
 	}
-	if f.CardTypeID, err = request.CardTypeID(c.Request().Context(), a.store, request.QueryRef(c, "card_type"), "card_type", v); err != nil {
+	if f.CardTypeID, err = request.CardTypeID(c.Request().Context(), a.Store, request.QueryRef(c, "card_type"), "card_type", v); err != nil {
 		return err
 	}
 	if err := v.Err(); err != nil {
@@ -100,7 +100,7 @@ func (a *Area) apiCreateQuota(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q, err := a.store.CreateQuota(c.Request().Context(), in)
+	q, err := a.Store.CreateQuota(c.Request().Context(), in)
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func (a *Area) apiUpdateQuota(c echo.Context) error {
 	if in.CardTypeID == 0 {
 		in.CardTypeID = current.CardTypeID
 	}
-	if _, err := a.store.UpdateQuota(c.Request().Context(), id, in); err != nil {
+	if _, err := a.Store.UpdateQuota(c.Request().Context(), id, in); err != nil {
 		return err
 	}
 	view, err := a.quotaView(c, id)

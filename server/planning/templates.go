@@ -65,7 +65,7 @@ func templateRow(t store.BookingTemplate, teams, types, images map[int64]string,
 // templateTaskOptions lists the tasks of the teams the user may book for,
 // as "team · task".
 func (a *Area) templateTaskOptions(c echo.Context, bookable []int64, teams map[int64]string) ([]web.Option, error) {
-	tasks, err := a.store.FindTasks(c.Request().Context(), store.TaskFilter{TeamIDs: bookable})
+	tasks, err := a.Store.FindTasks(c.Request().Context(), store.TaskFilter{TeamIDs: bookable})
 	if err != nil {
 		return nil, err
 	}
@@ -84,19 +84,19 @@ func (a *Area) templatesPage(c echo.Context) error {
 func (a *Area) renderTemplates(c echo.Context, status int, f web.Form, listErr string) error {
 	ctx := c.Request().Context()
 	u := request.User(c)
-	visible, err := scope.Teams(c, a.store)
+	visible, err := scope.Teams(c, a.Store)
 	if err != nil {
 		return err
 	}
-	tpls, err := a.store.FindTemplates(ctx, visible)
+	tpls, err := a.Store.FindTemplates(ctx, visible)
 	if err != nil {
 		return err
 	}
-	bookable, err := a.store.BookableTeamIDs(ctx, u)
+	bookable, err := a.Store.BookableTeamIDs(ctx, u)
 	if err != nil {
 		return err
 	}
-	teams, err := a.store.TeamNames(c.Request().Context())
+	teams, err := a.Store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (a *Area) renderTemplates(c echo.Context, status int, f web.Form, listErr s
 			f.Values["count"] = "1"
 		}
 	}
-	return response.Render(c, status, web.TemplatesPage(a.pages.Page(c, "plan.tpl.title", "booking"), props, f))
+	return response.Render(c, status, web.TemplatesPage(a.Pages.Page(c, "plan.tpl.title", "booking"), props, f))
 }
 
 // newTemplatePage is the "存为模板" form. With ?task= it starts from that
@@ -129,11 +129,11 @@ func (a *Area) newTemplatePage(c echo.Context) error {
 	f.Values["count"] = "1"
 	f.Values["duration_hours"] = "8"
 	if id := request.ID(c.QueryParam("task")); id > 0 {
-		task, err := scope.Task(c, a.store, id)
+		task, err := scope.Task(c, a.Store, id)
 		if err != nil {
 			return err
 		}
-		bookable, err := a.store.BookableTeamIDs(ctx, request.User(c))
+		bookable, err := a.Store.BookableTeamIDs(ctx, request.User(c))
 		if err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func (a *Area) newTemplatePage(c echo.Context) error {
 		if len(task.CardTypeIDs) > 0 {
 			f.Values["card_type"] = strconv.FormatInt(task.CardTypeIDs[0], 10)
 		}
-		bs, err := a.store.FindBookings(ctx, store.BookingFilter{TaskID: task.ID, Limit: 1000})
+		bs, err := a.Store.FindBookings(ctx, store.BookingFilter{TaskID: task.ID, Limit: 1000})
 		if err != nil {
 			return err
 		}
@@ -163,11 +163,11 @@ func (a *Area) newTemplatePage(c echo.Context) error {
 
 func (a *Area) renderNewTemplate(c echo.Context, status int, f web.Form) error {
 	u := request.User(c)
-	bookable, err := a.store.BookableTeamIDs(c.Request().Context(), u)
+	bookable, err := a.Store.BookableTeamIDs(c.Request().Context(), u)
 	if err != nil {
 		return err
 	}
-	teams, err := a.store.TeamNames(c.Request().Context())
+	teams, err := a.Store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ func (a *Area) renderNewTemplate(c echo.Context, status int, f web.Form) error {
 	if err != nil {
 		return err
 	}
-	return response.Render(c, status, web.TemplateNewPage(a.pages.Page(c, "plan.tpl.new", "booking"), tasks, types, f))
+	return response.Render(c, status, web.TemplateNewPage(a.Pages.Page(c, "plan.tpl.new", "booking"), tasks, types, f))
 }
 
 func (a *Area) createTemplateForm(c echo.Context) error {
@@ -187,8 +187,8 @@ func (a *Area) createTemplateForm(c echo.Context) error {
 	in, err := templateFromForm(f)
 	if err == nil {
 		var t *store.BookingTemplate
-		if t, err = a.store.CreateTemplateFromTask(c.Request().Context(), in); err == nil {
-			return a.pages.RedirectWithFlash(c, "/templates/"+strconv.FormatInt(t.ID, 10), web.T(request.Lang(c), "plan.tpl.created", t.Name))
+		if t, err = a.Store.CreateTemplateFromTask(c.Request().Context(), in); err == nil {
+			return a.Pages.RedirectWithFlash(c, "/templates/"+strconv.FormatInt(t.ID, 10), web.T(request.Lang(c), "plan.tpl.created", t.Name))
 		}
 	}
 	if !response.FormFailed(request.Lang(c), err, &f) {
@@ -203,11 +203,11 @@ func (a *Area) visibleTemplate(c echo.Context) (*store.BookingTemplate, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := a.store.FindTemplateByID(c.Request().Context(), id)
+	t, err := a.Store.FindTemplateByID(c.Request().Context(), id)
 	if err != nil {
 		return nil, err
 	}
-	visible, err := scope.Teams(c, a.store)
+	visible, err := scope.Teams(c, a.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -223,19 +223,19 @@ func (a *Area) templatePage(c echo.Context) error {
 		return err
 	}
 	f := web.NewForm()
-	now := a.store.Now().In(a.cfg.TZ)
+	now := a.Store.Now().In(a.Config.TZ)
 	f.Values["name"] = t.Name + " " + now.Format("0102")
-	f.Values["start"] = request.LocalValue(now.Truncate(time.Hour).Add(time.Hour), a.cfg.TZ)
+	f.Values["start"] = request.LocalValue(now.Truncate(time.Hour).Add(time.Hour), a.Config.TZ)
 	return a.renderTemplate(c, http.StatusOK, t, f, nil)
 }
 
 func (a *Area) renderTemplate(c echo.Context, status int, t *store.BookingTemplate, f web.Form, created *store.Task) error {
 	ctx := c.Request().Context()
-	bookable, err := a.store.BookableTeamIDs(ctx, request.User(c))
+	bookable, err := a.Store.BookableTeamIDs(ctx, request.User(c))
 	if err != nil {
 		return err
 	}
-	teams, err := a.store.TeamNames(c.Request().Context())
+	teams, err := a.Store.TeamNames(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -245,7 +245,7 @@ func (a *Area) renderTemplate(c echo.Context, status int, t *store.BookingTempla
 	}
 	images := map[int64]string{}
 	if t.ImageID != nil {
-		if img, err := a.store.FindImageByID(ctx, *t.ImageID); err == nil {
+		if img, err := a.Store.FindImageByID(ctx, *t.ImageID); err == nil {
 			images[img.ID] = img.Name
 		}
 	}
@@ -253,7 +253,7 @@ func (a *Area) renderTemplate(c echo.Context, status int, t *store.BookingTempla
 	if created != nil {
 		props.CreatedTaskID, props.CreatedTask = created.ID, created.Name
 	}
-	return response.Render(c, status, web.TemplatePage(a.pages.Page(c, "plan.tpl.title", "booking"), props, f))
+	return response.Render(c, status, web.TemplatePage(a.Pages.Page(c, "plan.tpl.title", "booking"), props, f))
 }
 
 // useTemplateForm creates a task from the template and books its shape in
@@ -270,14 +270,14 @@ func (a *Area) useTemplateForm(c echo.Context) error {
 	// Refuse before anything is written for a team the user cannot book
 	// for, and for a start that is not a time: either would leave a task
 	// behind without a booking.
-	bookable, err := a.store.BookableTeamIDs(ctx, request.User(c))
+	bookable, err := a.Store.BookableTeamIDs(ctx, request.User(c))
 	if err != nil {
 		return err
 	}
 	if !idSet(bookable)[t.TeamID] {
 		return errs.E(errs.Forbidden, "server.useTemplate", "booking.not_your_team")
 	}
-	start, ok := request.ParseLocal(f.Value("start"), a.cfg.TZ)
+	start, ok := request.ParseLocal(f.Value("start"), a.Config.TZ)
 	switch {
 	case !ok:
 		err = planFieldError("start", "plan.bad_time")
@@ -286,11 +286,11 @@ func (a *Area) useTemplateForm(c echo.Context) error {
 	default:
 		var task *store.Task
 		var res *store.BookingResult
-		task, res, err = a.store.UseTemplate(ctx, t.ID, f.Value("name"), start, f.Value("queue") != "")
+		task, res, err = a.Store.UseTemplate(ctx, t.ID, f.Value("name"), start, f.Value("queue") != "")
 		if err == nil {
 			b := res.Booking
 			msg := web.T(lang, "plan.tpl.used", task.Name, b.ID, web.T(lang, web.PlanStateKey(b.State)))
-			return a.pages.RedirectWithFlash(c, "/bookings/"+strconv.FormatInt(b.ID, 10), msg)
+			return a.Pages.RedirectWithFlash(c, "/bookings/"+strconv.FormatInt(b.ID, 10), msg)
 		}
 		if task != nil {
 			if !planFormFailed(lang, err, &f, templateUseFields) {
@@ -355,12 +355,12 @@ func (a *Area) deleteTemplateForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.store.DeleteTemplate(c.Request().Context(), t.ID); err != nil {
+	if err := a.Store.DeleteTemplate(c.Request().Context(), t.ID); err != nil {
 		if errs.Is(err, errs.Forbidden) || errs.Is(err, errs.Conflict) {
 			_, _, msg, _ := response.Describe(err, request.Lang(c))
 			return a.renderTemplates(c, response.StatusOf(err), web.NewForm(), msg)
 		}
 		return err
 	}
-	return a.pages.RedirectWithFlash(c, "/templates", web.T(request.Lang(c), "admin.deleted", t.Name))
+	return a.Pages.RedirectWithFlash(c, "/templates", web.T(request.Lang(c), "admin.deleted", t.Name))
 }
