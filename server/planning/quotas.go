@@ -68,21 +68,6 @@ func (a *Area) quotaForm(q store.QuotaView) web.Form {
 	return f
 }
 
-// quotaFormFailed puts a refused grant onto the form: field messages for
-// bad input and overlaps, a headline when the store says the team is not
-// the user's to manage.
-func quotaFormFailed(lang string, err error, f *web.Form) bool {
-	if response.FormFailed(lang, err, f) {
-		return true
-	}
-	if errs.Is(err, errs.Forbidden) {
-		_, _, msg, _ := response.Describe(err, lang)
-		f.Error = msg
-		return true
-	}
-	return false
-}
-
 // defaultQuotaForm starts a grant at the next whole hour for 30 days.
 func (a *Area) defaultQuotaForm() web.Form {
 	f := web.NewForm()
@@ -223,13 +208,14 @@ func (a *Area) newQuotaPage(c echo.Context) error {
 			}
 			f.Values["valid_from"] = request.LocalValue(start, a.Config.TZ)
 			f.Values["expires_at"] = request.LocalValue(start.Add(old.ExpiresAt.Sub(old.ValidFrom)), a.Config.TZ)
-			renewOf = old.TeamName + " · " + old.CardTypeName + " · " + web.T(request.Lang(c), "plan.quota.expires_on", a.planLocalDisplay(old.ExpiresAt))
+			renewOf = old.TeamName + " · " + old.CardTypeName + " · " + web.T(request.Lang(c), "plan.quota.expires_on", a.localDisplay(old.ExpiresAt))
 		}
 	}
 	return a.renderNewQuota(c, http.StatusOK, f, renewOf)
 }
 
-func (a *Area) planLocalDisplay(t time.Time) string {
+// localDisplay is t as the portal shows a time, in its zone.
+func (a *Area) localDisplay(t time.Time) string {
 	return t.In(a.Config.TZ).Format("2006-01-02 15:04")
 }
 
@@ -257,7 +243,7 @@ func (a *Area) createQuotaForm(c echo.Context) error {
 			return a.Pages.RedirectWithFlash(c, "/quotas", a.quotaFlash(c, "plan.quota.created", q))
 		}
 	}
-	if !quotaFormFailed(request.Lang(c), err, &f) {
+	if !response.FormRefused(request.Lang(c), err, &f) {
 		return err
 	}
 	return a.renderNewQuota(c, quotaStatus(err), f, "")
@@ -325,7 +311,7 @@ func (a *Area) updateQuotaForm(c echo.Context) error {
 			return a.Pages.RedirectWithFlash(c, "/quotas", a.quotaFlash(c, "plan.quota.updated", saved))
 		}
 	}
-	if !quotaFormFailed(request.Lang(c), err, &f) {
+	if !response.FormRefused(request.Lang(c), err, &f) {
 		return err
 	}
 	return a.renderEditQuota(c, quotaStatus(err), q, f)

@@ -280,9 +280,9 @@ func (a *Area) useTemplateForm(c echo.Context) error {
 	start, ok := request.ParseLocal(f.Value("start"), a.Config.TZ)
 	switch {
 	case !ok:
-		err = planFieldError("start", "plan.bad_time")
+		err = fieldError("start", "plan.bad_time")
 	case start.IsZero():
-		err = planFieldError("start", "booking.start_required")
+		err = fieldError("start", "booking.start_required")
 	default:
 		var task *store.Task
 		var res *store.BookingResult
@@ -293,35 +293,34 @@ func (a *Area) useTemplateForm(c echo.Context) error {
 			return a.Pages.RedirectWithFlash(c, "/bookings/"+strconv.FormatInt(b.ID, 10), msg)
 		}
 		if task != nil {
-			if !planFormFailed(lang, err, &f, templateUseFields) {
+			if !partialFormFailed(lang, err, &f, templateUseFields) {
 				return err
 			}
 			return a.renderTemplate(c, response.StatusOf(err), t, f, task)
 		}
 	}
-	if !planFormFailed(lang, err, &f, templateUseFields) {
+	if !partialFormFailed(lang, err, &f, templateUseFields) {
 		return err
 	}
 	return a.renderTemplate(c, response.StatusOf(err), t, f, nil)
 }
 
-func planFieldError(field, key string) error {
+// fieldError is an invalid input with its message on one field.
+func fieldError(field, key string) error {
 	v := errs.NewValidation("server.form")
 	v.Add(field, key)
 	return v.Err()
 }
 
-// planFormFailed is formFailed for a form that shows only some of the
+// partialFormFailed is response.FormRefused for a form that shows only some of the
 // fields the store may complain about (the template form has no end or
 // count): messages about the others go to the headline so none is lost.
 // A refusal (forbidden) is shown as the headline too.
-func planFormFailed(lang string, err error, f *web.Form, shown []string) bool {
-	if !response.FormFailed(lang, err, f) {
-		if !errs.Is(err, errs.Forbidden) {
-			return false
-		}
-		_, _, msg, _ := response.Describe(err, lang)
-		f.Error = msg
+func partialFormFailed(lang string, err error, f *web.Form, shown []string) bool {
+	if !response.FormRefused(lang, err, f) {
+		return false
+	}
+	if len(f.Errors) == 0 {
 		return true
 	}
 	isShown := map[string]bool{}

@@ -104,6 +104,20 @@ func Refusal(lang string, err error) (msg string, ok bool) {
 	return msg, true
 }
 
+// FormRefused is FormFailed for forms whose action may also be refused
+// outright (forbidden: not the user's team to manage): that refusal is
+// the form's headline instead of an error page.
+func FormRefused(lang string, err error, f *web.Form) bool {
+	if FormFailed(lang, err, f) {
+		return true
+	}
+	if !errs.Is(err, errs.Forbidden) {
+		return false
+	}
+	_, _, f.Error, _ = Describe(err, lang)
+	return true
+}
+
 // FormFailed puts a rejected input's messages onto f. It reports false for
 // errors that are not about the input, which go to the error handler.
 func FormFailed(lang string, err error, f *web.Form) bool {
