@@ -78,9 +78,9 @@ func TestBookingsInOneTransaction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if victim.State != store.BookingPreempted || victim.StateNote != fmt.Sprintf("booking #%d", core.Booking.ID) ||
+		if victim.State != store.BookingPreempted || victim.NoteKey != store.NotePreemptedBy || victim.PreemptedBy() != core.Booking.ID ||
 			victim.EndedAt == nil || !victim.EndedAt.Equal(w.at(2)) {
-			t.Errorf("backfill booking: %s %q ended %v; want preempted by #%d at +2 h", victim.State, victim.StateNote, victim.EndedAt, core.Booking.ID)
+			t.Errorf("backfill booking: %s %q %v ended %v; want preempted by #%d at +2 h", victim.State, victim.NoteKey, victim.NoteArgs, victim.EndedAt, core.Booking.ID)
 		}
 		after := snapshot(t, w.st)
 		// Three bookings; 4 + 2 + 2 held-card rows; a create entry each and

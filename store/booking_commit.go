@@ -69,7 +69,7 @@ func (s *Store) preempt(ctx context.Context, tx *gorm.DB, id int64, by *Booking)
 	}
 	victim.State = BookingPreempted
 	victim.EndedAt = &cut
-	victim.StateNote = fmt.Sprintf("booking #%d", by.ID)
+	victim.NoteKey, victim.NoteArgs = NotePreemptedBy, NoteArgs{by.ID}
 	victim.UpdatedAt = s.now()
 	if err := s.saveBooking(tx, &before, &victim); err != nil {
 		return err

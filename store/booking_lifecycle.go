@@ -43,6 +43,32 @@ func (s *Store) loadOwnBooking(ctx context.Context, tx *gorm.DB, op string, id i
 	return &b, u, nil
 }
 
+// refusalErr is the conflict a refusal of action on b answers, nil when
+// the action is allowed; the keys and arguments are the messages people
+// see.
+func refusalErr(op string, a schedule.Action, b *Booking, r schedule.Refusal) error {
+	switch r {
+	case schedule.Allowed:
+		return nil
+	case schedule.RefusedOver:
+		return errs.E(errs.Conflict, op, "booking.already_over")
+	case schedule.RefusedRunning:
+		return errs.E(errs.Conflict, op, "booking.cancel_running")
+	case schedule.RefusedNotAwaitingApproval:
+		return errs.E(errs.Conflict, op, "booking.not_awaiting_approval")
+	case schedule.RefusedState:
+		switch a {
+		case schedule.Release:
+			return errs.E(errs.Conflict, op, "booking.not_releasable", b.State)
+		case schedule.Cancel:
+			return errs.E(errs.Conflict, op, "booking.not_cancellable", b.State)
+		case schedule.Extend:
+			return errs.E(errs.Conflict, op, "booking.not_extendable", b.State)
+		}
+	}
+	return errs.Internalf(op, "no message for the refusal %q of %s", r, a)
+}
+
 // ReleaseResult tells how much a release gave back.
 type ReleaseResult struct {
 	Booking             *Booking
@@ -63,25 +89,20 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 			return err
 		}
 		now := s.now()
-		if b.State != BookingConfirmed && b.State != BookingActive {
-			return errs.E(errs.Conflict, op, "booking.not_releasable", b.State)
-		}
-		if !now.Before(b.EndAt) {
-			return errs.E(errs.Conflict, op, "booking.already_over")
+		if err := refusalErr(op, schedule.Release, b, schedule.CheckAction(schedule.Release, b.Facts(), now)); err != nil {
+			return err
 		}
 		before := *b
-		if now.After(b.StartAt) {
+		b.State = schedule.ReleasedState(b.Facts(), now)
+		noteBookChanged(tx, b.CardTypeID)
+		if b.State == BookingReleased {
 			res.ReturnedCardSeconds = schedule.CardSeconds(b.CardCount, now, b.EndAt)
-			b.State = BookingReleased
-			noteBookChanged(tx, b.CardTypeID)
 			if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("end_at", now).Error; err != nil {
 				return err
 			}
 		} else {
 			// Released before it began: nothing was used, everything returns.
 			res.ReturnedCardSeconds = schedule.CardSeconds(b.CardCount, b.StartAt, b.EndAt)
-			b.State = BookingCancelled
-			noteBookChanged(tx, b.CardTypeID)
 			if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("held", false).Error; err != nil {
 				return err
 			}
@@ -115,11 +136,8 @@ func (s *Store) CancelBooking(ctx context.Context, id int64) (*Booking, error) {
 			return err
 		}
 		now := s.now()
-		switch {
-		case b.State == BookingActive || (b.State == BookingConfirmed && !now.Before(b.StartAt)):
-			return errs.E(errs.Conflict, op, "booking.cancel_running")
-		case b.State != BookingPending && b.State != BookingConfirmed:
-			return errs.E(errs.Conflict, op, "booking.not_cancellable", b.State)
+		if err := refusalErr(op, schedule.Cancel, b, schedule.CheckAction(schedule.Cancel, b.Facts(), now)); err != nil {
+			return err
 		}
 		before := *b
 		noteBookChanged(tx, b.CardTypeID)
@@ -152,15 +170,19 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 			return err
 		}
 		now := s.now()
+		// The state first, then the new end, then the clock: a request for
+		// an end no later than today's is told so even once the window is
+		// over.
+		refusal := schedule.CheckAction(schedule.Extend, b.Facts(), now)
 		switch {
-		case b.State != BookingConfirmed && b.State != BookingActive && b.State != BookingPending:
-			return errs.E(errs.Conflict, op, "booking.not_extendable", b.State)
+		case refusal == schedule.RefusedState:
+			return refusalErr(op, schedule.Extend, b, refusal)
 		case !newEnd.After(b.EndAt):
 			return fieldErr(op, "end", "booking.extend_not_later")
 		case newEnd.After(now.Add(s.policy.Horizon)):
 			return fieldErr(op, "end", "booking.past_horizon")
-		case !now.Before(b.EndAt):
-			return errs.E(errs.Conflict, op, "booking.already_over")
+		case !refusal.OK():
+			return refusalErr(op, schedule.Extend, b, refusal)
 		}
 		extra := schedule.Interval{Start: b.EndAt, End: newEnd}
 		verdict, _, err := s.checkQuota(tx, b.TeamID, b.CardTypeID, b.CardCount, schedule.Interval{Start: b.StartAt, End: newEnd}, b)
@@ -226,8 +248,8 @@ func (s *Store) ApproveBooking(ctx context.Context, id int64) (*BookingResult, e
 		if !manager {
 			return errs.E(errs.Forbidden, op, "booking.approve_managers")
 		}
-		if b.State != BookingPending || b.WaitReason != WaitApproval {
-			return errs.E(errs.Conflict, op, "booking.not_awaiting_approval")
+		if err := refusalErr(op, schedule.Approve, b, schedule.CheckAction(schedule.Approve, b.Facts(), s.now())); err != nil {
+			return err
 		}
 		before := *b
 		b.WaitReason = WaitCapacity
@@ -366,7 +388,7 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 				before := *b
 				switch {
 				case !now.Before(b.EndAt) && b.State == BookingPending:
-					b.State, b.StateNote = BookingCancelled, "window passed while waiting ("+b.WaitReason+")"
+					b.State, b.NoteKey, b.NoteArgs = BookingCancelled, NoteExpired(b.WaitReason), nil
 					b.EndedAt = &b.EndAt
 					out.Expired++
 				case !now.Before(b.EndAt):

@@ -18,10 +18,6 @@ import (
 // Telemetry must have watched at least half of the cards' time: a card
 // whose agent is silent proves nothing, and such a booking stays.
 
-// NoShowNote is a no-show's state note, with the grace in minutes; pages
-// show it in the reader's language.
-const NoShowNote = "nothing ran on its cards in the first %d min"
-
 // noShowWatched is the share of the cards' time telemetry must have seen.
 const noShowWatched = 0.5
 
@@ -103,6 +99,6 @@ func (s *Store) endNoShow(tx *gorm.DB, b *Booking, now time.Time) error {
 	}
 	mins := int(s.policy.NoShowAfter / time.Minute)
 	b.State, b.EndedAt = BookingNoShow, &now
-	b.StateNote = fmt.Sprintf(NoShowNote, mins)
+	b.NoteKey, b.NoteArgs = NoteNoShow, NoteArgs{mins}
 	return s.notify(tx, b.UserID, "no_show", "notify.no_show", fmt.Sprintf("/bookings/%d", b.ID), b.ID, mins)
 }

@@ -70,8 +70,9 @@ func TestNoShowFreesUntouchedCards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.State != store.BookingNoShow || got.EndedAt == nil || !got.EndedAt.Equal(now) || got.StateNote == "" {
-			t.Errorf("untouched booking: %s ended %v %q; want no_show at %v", got.State, got.EndedAt, got.StateNote, now)
+		if mins, _ := got.NoteArgs.Int64(0); got.State != store.BookingNoShow || got.EndedAt == nil || !got.EndedAt.Equal(now) ||
+			got.NoteKey != store.NoteNoShow || mins != 30 || len(got.NoteArgs) != 1 {
+			t.Errorf("untouched booking: %s ended %v %q %v; want no_show at %v, noted with its 30 min", got.State, got.EndedAt, got.NoteKey, got.NoteArgs, now)
 		}
 		if want := schedule.CardSeconds(2, absent.Booking.StartAt, now); got.BookedCardSeconds() != want {
 			t.Errorf("no-show draws %d card-seconds, want %d (up to now)", got.BookedCardSeconds(), want)

@@ -12,26 +12,24 @@ import (
 	"cardhour/schedule"
 )
 
-// Booking states. A booking waits (pending) for approval, capacity or its
-// data; once cards are assigned it is confirmed, active while its window
-// runs, and ends completed, released (early), cancelled, preempted or
-// no_show.
+// Booking states and wait reasons: schedule defines them, with the
+// transitions between them and the rules of the actions on a booking.
 const (
-	BookingPending   = "pending"
-	BookingConfirmed = "confirmed"
-	BookingActive    = "active"
-	BookingCompleted = "completed"
-	BookingReleased  = "released"
-	BookingCancelled = "cancelled"
-	BookingPreempted = "preempted"
-	BookingNoShow    = "no_show"
+	BookingPending   = schedule.StatePending
+	BookingConfirmed = schedule.StateConfirmed
+	BookingActive    = schedule.StateActive
+	BookingCompleted = schedule.StateCompleted
+	BookingReleased  = schedule.StateReleased
+	BookingCancelled = schedule.StateCancelled
+	BookingPreempted = schedule.StatePreempted
+	BookingNoShow    = schedule.StateNoShow
 )
 
 // Why a pending booking waits.
 const (
-	WaitApproval = "approval"
-	WaitCapacity = "capacity"
-	WaitData     = "data"
+	WaitApproval = schedule.WaitApproval
+	WaitCapacity = schedule.WaitCapacity
+	WaitData     = schedule.WaitData
 )
 
 // Booking kinds.
@@ -40,7 +38,9 @@ const (
 	KindAdvance  = "advance"
 )
 
-// Booking asks for cards of one type over a window, for a task.
+// Booking asks for cards of one type over a window, for a task. NoteKey
+// and NoteArgs say why it is in its state, for pages to render in the
+// reader's language.
 type Booking struct {
 	ID              int64      `json:"id"`
 	TaskID          int64      `json:"task_id"`
@@ -58,7 +58,8 @@ type Booking struct {
 	SubmittedAt     time.Time  `json:"submitted_at"`
 	ConfirmedAt     *time.Time `json:"confirmed_at,omitempty"`
 	EndedAt         *time.Time `json:"ended_at,omitempty"`
-	StateNote       string     `json:"note,omitempty"`
+	NoteKey         string     `json:"note_key,omitempty" gorm:"column:state_note"`
+	NoteArgs        NoteArgs   `json:"note_args,omitempty" gorm:"column:state_note_args"`
 	QuotaOverrideBy *int64     `json:"quota_override_by,omitempty"`
 	CreatedAt       time.Time  `json:"created_at"`
 	UpdatedAt       time.Time  `json:"updated_at"`
@@ -73,8 +74,11 @@ type Booking struct {
 func (b Booking) Window() schedule.Interval { return schedule.Interval{Start: b.StartAt, End: b.EndAt} }
 
 // Live tells whether the booking still holds or waits for cards.
-func (b Booking) Live() bool {
-	return b.State == BookingPending || b.State == BookingConfirmed || b.State == BookingActive
+func (b Booking) Live() bool { return schedule.Live(b.State) }
+
+// Facts are what schedule's action rules read of the booking.
+func (b Booking) Facts() schedule.Facts {
+	return schedule.Facts{State: b.State, WaitReason: b.WaitReason, Start: b.StartAt, End: b.EndAt}
 }
 
 // BookedCardSeconds is what the booking committed: cards × its window, or

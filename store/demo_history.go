@@ -77,13 +77,20 @@ func (s *Store) seedDemoHistory(ctx context.Context, tasks []*Task, typeIDs []in
 			}
 			task := tasks[r.task]
 			confirmed := start.Add(-day)
+			// Confirmed a day ahead, then ended as the round did: the
+			// transitions a real booking makes.
 			b := &Booking{TaskID: task.ID, TeamID: task.TeamID, UserID: users[r.user].ID, CardTypeID: ct.ID, CardCount: r.count,
-				StartAt: start, EndAt: end, State: r.state, Kind: KindAdvance, Priority: task.Priority, PriceFen: ct.PriceFen,
-				SubmittedAt: confirmed, ConfirmedAt: &confirmed, EndedAt: &actual, CreatedAt: confirmed, UpdatedAt: actual}
-			if r.state == BookingPreempted {
-				b.StateNote = "core task"
-			}
+				StartAt: start, EndAt: end, State: BookingConfirmed, Kind: KindAdvance, Priority: task.Priority, PriceFen: ct.PriceFen,
+				SubmittedAt: confirmed, ConfirmedAt: &confirmed, CreatedAt: confirmed, UpdatedAt: confirmed}
 			if err := s.saveBooking(tx, nil, b); err != nil {
+				return err
+			}
+			before := *b
+			b.State, b.EndedAt, b.UpdatedAt = r.state, &actual, actual
+			if r.state == BookingPreempted {
+				b.NoteKey = NotePreempted
+			}
+			if err := s.saveBooking(tx, &before, b); err != nil {
 				return err
 			}
 			for _, c := range cards {

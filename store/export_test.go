@@ -195,3 +195,21 @@ func quotaUse(tx *gorm.DB, teamID, cardTypeID int64, quotaWindow, w schedule.Int
 	}
 	return used, schedule.PeakCards(spans, w), nil
 }
+
+// SaveBookingState writes booking id in state through saveBooking, under
+// its card type's lock, as a new code path changing its state would.
+func (s *Store) SaveBookingState(ctx context.Context, id int64, state string) error {
+	return s.tx(ctx, "test.SaveBookingState", func(tx *gorm.DB) error {
+		var b Booking
+		if err := tx.First(&b, id).Error; err != nil {
+			return err
+		}
+		var ct CardType
+		if err := s.lockCardType(tx, b.CardTypeID, &ct); err != nil {
+			return err
+		}
+		before := b
+		b.State = state
+		return s.saveBooking(tx, &before, &b)
+	})
+}

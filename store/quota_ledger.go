@@ -5,6 +5,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"cardhour/errs"
 	"cardhour/schedule"
 )
 
@@ -44,8 +45,17 @@ func drawnCardSeconds(b *Booking, w schedule.Interval) int64 {
 
 // saveBooking writes b (inserting it when new) and moves the quota totals
 // by the change from before (nil for a new booking). Every write of a
-// booking row must come through here, or the totals drift.
+// booking row must come through here, or the totals drift; and it refuses
+// a change of state schedule does not allow, so that no code path invents
+// one.
 func (s *Store) saveBooking(tx *gorm.DB, before, b *Booking) error {
+	from := ""
+	if before != nil {
+		from = before.State
+	}
+	if !schedule.CanTransition(from, b.State) {
+		return errs.Internalf("store.saveBooking", "booking %d: schedule allows no transition from %q to %q", b.ID, from, b.State)
+	}
 	if w := deferredWrites(tx); b.ID == 0 && w != nil && w.bookingsToo {
 		w.deferBooking(b)
 	} else if b.ID == 0 {

@@ -101,6 +101,14 @@ var bookingMessages = map[string][2]string{
 	"bkpreview.confirm":       {"确认预约（%s）", "Confirm booking (%s)"},
 	"bkpreview.edit":          {"返回修改", "Change"},
 
+	// A booking's note: why it is in its state (store/booking_notes.go).
+	"note.preempted_by":     {"核心任务先跑，本预约让位于预约 #%v。", "Core work comes first; this booking gave way to booking #%v."},
+	"note.preempted":        {"核心任务先跑，本预约让位于核心任务。", "Core work comes first; this booking gave way to a core task."},
+	"note.expired.approval": {"等待经理审批期间时段已过，预约自动取消。", "The window passed while the booking waited for a manager's approval; it was cancelled."},
+	"note.expired.capacity": {"排队等空卡期间时段已过，预约自动取消。", "The window passed while the booking was queued for free cards; it was cancelled."},
+	"note.expired.data":     {"等待任务数据就绪期间时段已过，预约自动取消。", "The window passed while the booking waited for the task's data; it was cancelled."},
+	"note.no_show":          {"开始后 %v 分钟内卡上没有任何任务运行，预约按未使用结束，卡已释放，未用的卡时退回配额（闲时不占）。", "Nothing ran on its cards in the first %v minutes: the booking ended as a no-show, its cards went back to the pool and the unused card-hours to the quota."},
+
 	// The booking page.
 	"bkdetail.page":            {"预约详情", "Booking"},
 	"bkdetail.title":           {"预约 #%d", "Booking #%d"},
@@ -108,8 +116,6 @@ var bookingMessages = map[string][2]string{
 	"bkdetail.why":             {"原因", "Why"},
 	"bkdetail.preempted_by":    {"核心任务先跑，本预约让位于预约", "Core work comes first; this booking gave way to booking"},
 	"bkdetail.note":            {"说明", "Note"},
-	"bkdetail.no_show_note":    {"开始后 %v 分钟内卡上没有任何任务运行，预约按未使用结束，卡已释放，未用的卡时退回配额（闲时不占）。", "Nothing ran on its cards in the first %v minutes: the booking ended as a no-show, its cards went back to the pool and the unused card-hours to the quota."},
-	"bkdetail.expired_note":    {"等待期间时段已过，预约自动取消。", "The window passed while the booking waited; it was cancelled."},
 	"bkdetail.ended":           {"实际结束", "Ended"},
 	"bkdetail.kind":            {"类型", "Kind"},
 	"bkdetail.submitted":       {"提交时间", "Submitted"},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -253,8 +254,9 @@ func TestBookingAPIPreemptionIsVisibleToTheVictim(t *testing.T) {
 		t.Fatalf("core booking preempted %v, want [%d]", core.Preempted, victim.ID)
 	}
 	got := servertest.Decode[servertest.Booking](t, f.Call(http.MethodGet, "/api/v1/bookings/"+strconv.FormatInt(victim.ID, 10), member, ""), http.StatusOK)
-	if got.State != store.BookingPreempted || got.Note != fmt.Sprintf("booking #%d", core.ID) {
-		t.Errorf("victim after preemption: state %q note %q, want preempted by booking #%d", got.State, got.Note, core.ID)
+	if got.State != store.BookingPreempted || got.NoteKey != store.NotePreemptedBy || !slices.Equal(got.NoteArgs, []int64{core.ID}) ||
+		got.Note != web.T(web.LangEN, store.NotePreemptedBy, core.ID) || !strings.Contains(got.Note, fmt.Sprintf("booking #%d", core.ID)) {
+		t.Errorf("victim after preemption: state %q note %q (%q %v), want preempted by booking #%d", got.State, got.Note, got.NoteKey, got.NoteArgs, core.ID)
 	}
 	list := servertest.Decode[struct{ Bookings []servertest.Booking }](t, f.Call(http.MethodGet, "/api/v1/bookings?state=preempted", member, ""), http.StatusOK)
 	if len(list.Bookings) != 1 || list.Bookings[0].ID != victim.ID {

@@ -409,32 +409,21 @@ func (a *Area) renderBookingDetail(c echo.Context, status int, id int64, actionE
 	}
 	manager := slices.Contains(managed, b.TeamID)
 	mayAct := (b.UserID == u.ID || manager) && store.RoleRank(u.Role) >= store.RoleRank(store.RoleMember)
-	now := time.Now()
+	// Who may act is the page's question; whether the booking's state and
+	// window allow it is schedule's, the rule the store applies.
+	now, facts := time.Now(), b.Facts()
+	may := func(a schedule.Action) bool { return schedule.CheckAction(a, facts, now).OK() }
 	d := web.BookingDetailProps{
 		B: bookingItem(*b), Cards: b.Cards, PriceFen: b.PriceFen, SubmittedAt: b.SubmittedAt, ConfirmedAt: b.ConfirmedAt,
 		EndedAt: b.EndedAt, QuotaOverride: b.QuotaOverrideBy != nil, ActionErr: actionErr,
-		CanRelease: mayAct && (b.State == store.BookingConfirmed || b.State == store.BookingActive) && now.Before(b.EndAt),
-		CanCancel:  mayAct && (b.State == store.BookingPending || (b.State == store.BookingConfirmed && now.Before(b.StartAt))),
-		CanExtend:  mayAct && b.Live() && now.Before(b.EndAt),
-		CanApprove: manager && store.RoleRank(u.Role) >= store.RoleRank(store.RoleManager) &&
-			b.State == store.BookingPending && b.WaitReason == store.WaitApproval,
+		CanRelease: mayAct && may(schedule.Release),
+		CanCancel:  mayAct && may(schedule.Cancel),
+		CanExtend:  mayAct && may(schedule.Extend),
+		CanApprove: manager && store.RoleRank(u.Role) >= store.RoleRank(store.RoleManager) && may(schedule.Approve),
 	}
-	switch {
-	case b.State == store.BookingPreempted:
-		var by int64
-		if _, err := fmt.Sscanf(b.StateNote, "booking #%d", &by); err == nil {
-			d.PreemptedBy = by
-		}
-	case b.State == store.BookingNoShow:
-		d.StateNote = b.StateNote
-		var mins int
-		if _, err := fmt.Sscanf(b.StateNote, store.NoShowNote, &mins); err == nil {
-			d.StateNote = web.T(request.Lang(c), "bkdetail.no_show_note", mins)
-		}
-	case strings.HasPrefix(b.StateNote, "window passed while waiting"):
-		d.StateNote = web.T(request.Lang(c), "bkdetail.expired_note")
-	default:
-		d.StateNote = b.StateNote
+	// The note in the reader's language; a preemption links its booking.
+	if d.PreemptedBy = b.PreemptedBy(); d.PreemptedBy == 0 && b.NoteKey != "" {
+		d.StateNote = web.T(request.Lang(c), b.NoteKey, b.NoteArgs...)
 	}
 	if b.State == store.BookingReleased && b.EndedAt != nil && b.EndedAt.Before(b.EndAt) {
 		returned := schedule.CardSeconds(b.CardCount, *b.EndedAt, b.EndAt)

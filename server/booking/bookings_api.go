@@ -12,6 +12,7 @@ import (
 	"cardhour/server/request"
 	"cardhour/server/scope"
 	"cardhour/store"
+	"cardhour/web"
 )
 
 // bookingRequest is the body of POST /api/v1/bookings. Times are read as
@@ -32,9 +33,12 @@ type extendRequest struct {
 }
 
 // bookingJSON is a booking in the API: its window, state, cards (uuids),
-// price and cost, and on creation the bookings it displaced.
+// price and cost, why it is in its state (note in the caller's language,
+// and note_key and note_args for scripts) and on creation the bookings it
+// displaced.
 type bookingJSON struct {
 	store.BookingView
+	Note      string  `json:"note,omitempty"`
 	CostYuan  string  `json:"cost_yuan"`
 	Preempted []int64 `json:"preempted,omitzero"`
 }
@@ -47,16 +51,19 @@ type releaseJSON struct {
 	ReturnedYuan      string  `json:"returned_yuan"`
 }
 
-func toBookingJSON(v store.BookingView) bookingJSON {
+func toBookingJSON(lang string, v store.BookingView) bookingJSON {
 	if v.Cards == nil {
 		v.Cards = []string{}
 	}
-	return bookingJSON{BookingView: v, CostYuan: money.Fen(v.CostFen).Plain()}
+	out := bookingJSON{BookingView: v, CostYuan: money.Fen(v.CostFen).Plain()}
+	if v.NoteKey != "" {
+		out.Note = web.T(lang, v.NoteKey, v.NoteArgs...)
+	}
+	return out
 }
 
-// bookingStates are the states ?state= accepts.
-var bookingStates = []string{store.BookingPending, store.BookingConfirmed, store.BookingActive, store.BookingCompleted,
-	store.BookingReleased, store.BookingCancelled, store.BookingPreempted, store.BookingNoShow}
+// bookingStates are the states ?state= accepts: every one schedule knows.
+var bookingStates = schedule.States
 
 func (a *Area) apiListBookings(c echo.Context) error {
 	v := errs.NewValidation("server.apiListBookings")
@@ -111,7 +118,7 @@ func (a *Area) apiListBookings(c echo.Context) error {
 	}
 	out := make([]bookingJSON, 0, len(views))
 	for _, b := range views {
-		out = append(out, toBookingJSON(b))
+		out = append(out, toBookingJSON(request.Lang(c), b))
 	}
 	return c.JSON(http.StatusOK, map[string]any{"bookings": out})
 }
@@ -125,7 +132,7 @@ func (a *Area) apiGetBooking(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, toBookingJSON(*b))
+	return c.JSON(http.StatusOK, toBookingJSON(request.Lang(c), *b))
 }
 
 func (a *Area) apiCreateBooking(c echo.Context) error {
@@ -147,7 +154,7 @@ func (a *Area) apiCreateBooking(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := toBookingJSON(*res.View)
+	out := toBookingJSON(request.Lang(c), *res.View)
 	out.Preempted = res.Preempted
 	if out.Preempted == nil {
 		out.Preempted = []int64{}
@@ -161,7 +168,7 @@ func (a *Area) bookingView(c echo.Context, id int64) (bookingJSON, error) {
 	if err != nil {
 		return bookingJSON{}, err
 	}
-	return toBookingJSON(*view), nil
+	return toBookingJSON(request.Lang(c), *view), nil
 }
 
 func (a *Area) apiReleaseBooking(c echo.Context) error {

@@ -609,6 +609,16 @@ func TestNotificationsShowAndMarkRead(t *testing.T) {
 	if page.Doc(t).Find("[data-testid=booking-preempted-note]").Length() != 1 {
 		t.Errorf("the preempted owner is not told why")
 	}
+	// The link names the preempting booking, from the note's argument.
+	var coreID int64
+	for _, b := range w.bookings(t) {
+		if b.TaskID == core.ID {
+			coreID = b.ID
+		}
+	}
+	if href, _ := page.Doc(t).Find("[data-testid=booking-preempted-note] a").Attr("href"); coreID == 0 || href != "/bookings/"+strconv.FormatInt(coreID, 10) {
+		t.Errorf("the preemption links %q, want the core booking #%d", href, coreID)
+	}
 	bkpWant(t, m.PostForm("/notifications/read", nil, true), http.StatusSeeOther, "mark read")
 	if m.Get("/booking").Doc(t).Find("[data-testid=notification]").Length() != 0 {
 		t.Errorf("notifications still shown after marking them read")
@@ -676,6 +686,24 @@ func TestApproveExtendCancelFromTheBookingPage(t *testing.T) {
 	}
 }
 
+// TestEveryBookingNoteReadsInBothLanguages: each note the store writes has
+// its messages, which take the arguments the store gives.
+func TestEveryBookingNoteReadsInBothLanguages(t *testing.T) {
+	t.Parallel()
+	args := map[string][]any{store.NotePreemptedBy: {int64(12)}, store.NoteNoShow: {30}}
+	for _, k := range store.NoteKeys() {
+		if !web.HasKey(k) {
+			t.Errorf("note %q has no messages", k)
+			continue
+		}
+		for _, lang := range []string{web.LangZH, web.LangEN} {
+			if msg := web.T(lang, k, args[k]...); strings.Contains(msg, "%!") || strings.Contains(msg, "note.") {
+				t.Errorf("note %q in %s: %q", k, lang, msg)
+			}
+		}
+	}
+}
+
 // TestNoShowNoteInTheReadersLanguage: a booking ended as a no-show says
 // why on its page, in Chinese, with the grace in minutes.
 func TestNoShowNoteInTheReadersLanguage(t *testing.T) {
@@ -687,13 +715,13 @@ func TestNoShowNoteInTheReadersLanguage(t *testing.T) {
 	bkpWant(t, c.PostForm("/booking", v, true), http.StatusSeeOther, "book now")
 	b := w.bookings(t)[0]
 	// The state as the ticker leaves it (store/booking_no_show_test.go drives it).
-	if _, err := w.e.St.DB().Exec("UPDATE bookings SET state = ?, state_note = ? WHERE id = ?",
-		store.BookingNoShow, fmt.Sprintf(store.NoShowNote, 30), b.ID); err != nil {
+	if _, err := w.e.St.DB().Exec("UPDATE bookings SET state = ?, state_note = ?, state_note_args = ? WHERE id = ?",
+		store.BookingNoShow, store.NoteNoShow, "[30]", b.ID); err != nil {
 		t.Fatal(err)
 	}
 	page := c.Get("/bookings/" + strconv.FormatInt(b.ID, 10))
 	bkpWant(t, page, http.StatusOK, "GET the booking")
-	if got, want := bkpText(page.Doc(t), "[data-testid=booking-note]"), bkpZH("bkdetail.no_show_note", 30); got != want {
+	if got, want := bkpText(page.Doc(t), "[data-testid=booking-note]"), bkpZH(store.NoteNoShow, 30); got != want {
 		t.Errorf("note %q, want %q", got, want)
 	}
 }

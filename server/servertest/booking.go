@@ -14,6 +14,8 @@ type Booking struct {
 	PriceFen          int64    `json:"price_fen"`
 	CostFen           int64    `json:"cost_fen"`
 	Note              string   `json:"note"`
+	NoteKey           string   `json:"note_key"`
+	NoteArgs          []int64  `json:"note_args"`
 	WaitReason        string   `json:"wait_reason"`
 	Preempted         []int64  `json:"preempted"`
 	CardType          string   `json:"card_type"`

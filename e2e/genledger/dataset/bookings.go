@@ -162,7 +162,7 @@ func (g *generator) dropSurplus() {
 func (g *generator) writeBookings() error {
 	ins := g.ins
 	bookingCols := []string{"id", "task_id", "team_id", "user_id", "card_type_id", "card_count", "start_at", "end_at", "state",
-		"wait_reason", "kind", "priority", "price_fen", "submitted_at", "confirmed_at", "ended_at", "state_note", "created_at", "updated_at"}
+		"wait_reason", "kind", "priority", "price_fen", "submitted_at", "confirmed_at", "ended_at", "state_note", "state_note_args", "created_at", "updated_at"}
 	if err := ins.begin("bookings", bookingCols); err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
@@ -172,12 +172,13 @@ func (g *generator) writeBookings() error {
 			kind = store.KindOnDemand
 		}
 		var ended any = b.actualEnd
+		// A generated preemption names no booking of the set: core work.
 		note := ""
 		if b.state == store.BookingPreempted {
-			note = "booking #0 (generated)"
+			note = store.NotePreempted
 		}
 		if err := ins.add(b.id, b.task, b.team, b.user, b.cardType, len(b.cards), b.start, b.end, b.state, "", kind, b.priority,
-			b.price, b.submitted, b.submitted, ended, note, b.submitted, b.actualEnd); err != nil {
+			b.price, b.submitted, b.submitted, ended, note, "[]", b.submitted, b.actualEnd); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
 		if i%5000 == 0 {
