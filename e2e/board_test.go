@@ -20,8 +20,10 @@ import (
 // The wall board, in headless Chromium at 1920×1080, opened with a board
 // token as a wall screen would: samples pushed through the API (the agent's
 // JSON endpoint and the raw nvidia-smi CSV endpoint) change the tiles'
-// states live, without a reload. The screenshot is kept in
-// e2e/artifacts/board-*.png.
+// states live, without a reload — a booked card through busy, full and
+// idle, a card used without a booking (unbooked), a card that reports a
+// fault, and a MIG card with its instances inside its tile. The
+// screenshots are kept in e2e/artifacts/board-*.png.
 func TestBoardTilesFollowPushedSamples(t *testing.T) {
 	requireBrowser(t)
 	data := t.TempDir()
@@ -47,21 +49,30 @@ func TestBoardTilesFollowPushedSamples(t *testing.T) {
 		t.Fatalf("the demo fleet has %d cards", len(fleet.Cards))
 	}
 	// Every card reports, shaped by the simulator's patterns from the real
-	// bookings; one unbooked card (the test's own) is driven by hand.
-	var mine telemetry.CardView
+	// bookings; the test's own cards are driven by hand: a booked H800, an
+	// unbooked one, and two more unbooked cards for a fault and for MIG.
+	var mine, loose, faulty, mig telemetry.CardView
 	for _, c := range fleet.Cards {
-		if c.Hold == nil && c.State != telemetry.StateMaintenance && c.Host == "gpu-bj-h800-02" {
+		switch {
+		case c.State == telemetry.StateMaintenance:
+		case c.Hold != nil && c.Host == "gpu-bj-h800-01" && mine.UUID == "":
 			mine = c
-			break
+		case c.Hold == nil && c.Host == "gpu-bj-h800-02" && loose.UUID == "":
+			loose = c
+		case c.Hold == nil && c.Host == "gpu-bj-h800-02" && faulty.UUID == "":
+			faulty = c
+		case c.Hold == nil && strings.Contains(c.Type, "A800") && mig.UUID == "":
+			mig = c
 		}
 	}
-	if mine.UUID == "" {
-		t.Fatal("no unbooked H800 in the demo fleet")
+	if mine.UUID == "" || loose.UUID == "" || faulty.UUID == "" || mig.UUID == "" {
+		t.Fatalf("the demo fleet lacks a booked H800, two unbooked H800 or an unbooked A800: %v %v %v %v", mine.UUID, loose.UUID, faulty.UUID, mig.UUID)
 	}
+	hand := map[string]bool{mine.UUID: true, loose.UUID: true, faulty.UUID: true, mig.UUID: true}
 	now := time.Now()
 	var batch telemetry.Batch
 	for _, c := range fleet.Cards {
-		if c.UUID == mine.UUID || c.State == telemetry.StateMaintenance {
+		if hand[c.UUID] || c.State == telemetry.StateMaintenance {
 			continue
 		}
 		sc := telemetry.SimCard{UUID: c.UUID, Host: c.Host, Index: c.Index, Model: c.Type}
@@ -73,7 +84,9 @@ func TestBoardTilesFollowPushedSamples(t *testing.T) {
 		}
 		batch.Samples = append(batch.Samples, telemetry.Simulate(sc, now))
 	}
-	apiJSON(t, http.MethodPost, p.URL+telemetry.SamplesPath, agentTok, batch, nil)
+	// The whole fleet's batch comes with the admin's token: an agent token
+	// reports only the hosts it is bound to.
+	apiJSON(t, http.MethodPost, p.URL+telemetry.SamplesPath, admin, batch, nil)
 
 	b := newBrowser(t, "board")
 	if err := chromedp.Do(b.ctx, chromedp.EmulateViewport(1920, 1080)); err != nil {
@@ -88,8 +101,8 @@ func TestBoardTilesFollowPushedSamples(t *testing.T) {
 	// A mark that a reload would wipe.
 	boardEval(t, b, `window.__noReload = 42; true`)
 
-	csv := func(util, used int) string {
-		return fmt.Sprintf("%d, %s, NVIDIA H800, %d, %d, 81559, 55, 420.5\n", mine.Index, mine.UUID, util, used)
+	csv := func(c telemetry.CardView, util, used int) string {
+		return fmt.Sprintf("%d, %s, NVIDIA H800, %d, %d, 81559, 55, 420.5\n", c.Index, c.UUID, util, used)
 	}
 	steps := []struct {
 		util, used int
@@ -101,7 +114,7 @@ func TestBoardTilesFollowPushedSamples(t *testing.T) {
 		{40, 78000, "full"}, // ≥ 90 % VRAM
 	}
 	for i, s := range steps {
-		pushCSV(t, p.URL, agentTok, mine.Host, csv(s.util, s.used))
+		pushCSV(t, p.URL, agentTok, mine.Host, csv(mine, s.util, s.used))
 		waitAttr(t, b, tile, "data-state", s.state)
 		if got := boardText(t, b, tile+` [data-f="util"]`); got != fmt.Sprint(s.util) {
 			t.Errorf("step %d: the tile shows %s%%, want %d%%", i, got, s.util)
@@ -111,6 +124,33 @@ func TestBoardTilesFollowPushedSamples(t *testing.T) {
 			b.screenshot("1920x1080.zh-CN")
 		}
 	}
+	// A card in use that no booking holds is abnormal (异常占用).
+	looseTile := `[data-testid="hosts"] [data-uuid="` + loose.UUID + `"]`
+	pushCSV(t, p.URL, admin, loose.Host, csv(loose, 60, 30000))
+	waitAttr(t, b, looseTile, "data-state", "unbooked")
+	// A card that reports a fault is red and says why.
+	faultTile := `[data-testid="hosts"] [data-uuid="` + faulty.UUID + `"]`
+	apiJSON(t, http.MethodPost, p.URL+telemetry.SamplesPath, admin, telemetry.Batch{Host: faulty.Host, Samples: []telemetry.Sample{
+		{UUID: faulty.UUID, Index: faulty.Index, At: time.Now(), Fault: "GPU requires reset"}}}, nil)
+	waitAttr(t, b, faultTile, "data-state", "fault")
+	if got := boardText(t, b, faultTile+` [data-testid="tile-fault"]`); got != "GPU requires reset" {
+		t.Errorf("the fault tile says %q", got)
+	}
+	// A card in MIG mode shows its instances inside its tile.
+	migTile := `[data-testid="hosts"] [data-uuid="` + mig.UUID + `"]`
+	one, two := 3, 5
+	apiJSON(t, http.MethodPost, p.URL+telemetry.SamplesPath, admin, telemetry.Batch{Host: mig.Host, Samples: []telemetry.Sample{{
+		UUID: mig.UUID, Index: mig.Index, At: time.Now(), MIG: true, MemUsedMiB: f64(20010), PowerW: f64(78.2), TempC: f64(33),
+		Instances: []telemetry.Instance{
+			{ID: one, Profile: "2g.20gb", MemUsedMiB: f64(20000), MemTotalMiB: f64(19968), SMActivePct: f64(92), Processes: 1},
+			{ID: two, Profile: "2g.20gb", MemUsedMiB: f64(10), MemTotalMiB: f64(19968)},
+			{ID: 6, Profile: "2g.20gb", MemUsedMiB: f64(0), MemTotalMiB: f64(19968)},
+		},
+		Processes: []telemetry.Process{{PID: 4711, Name: "python", GPUInstance: &one, MemMiB: f64(19990)}},
+	}}}, nil)
+	waitEval(t, b, "the MIG tile shows its three instances, one of them working",
+		`document.querySelectorAll('`+migTile+` .inst').length === 3 && document.querySelectorAll('`+migTile+` .inst-on').length === 1`)
+	b.screenshot("1920x1080.abnormal.zh-CN")
 	if v := boardEval(t, b, `window.__noReload === 42`); !v {
 		t.Error("the page was reloaded; tiles must change in place")
 	}
@@ -140,6 +180,8 @@ func TestBoardTilesFollowPushedSamples(t *testing.T) {
 		t.Errorf("the browser reported: %s", pr)
 	}
 }
+
+func f64(v float64) *float64 { return &v }
 
 func issueToken(t *testing.T, base, admin, kind string) string {
 	t.Helper()
@@ -228,6 +270,18 @@ func boardText(t *testing.T, b *browser, sel string) string {
 
 // waitAttr polls until the element's attribute has the value: the change
 // arrives over the websocket, so there is no navigation to wait for.
+// waitEval waits until js is true in the page.
+func waitEval(t *testing.T, b *browser, what, js string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !boardEval(t, b, js) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 15 s: not so: %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func waitAttr(t *testing.T, b *browser, sel, attr, want string) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)

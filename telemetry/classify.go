@@ -10,16 +10,28 @@ type State string
 
 // The states, in the order the board's legend lists them.
 const (
-	StateBusy        State = "busy"
-	StateFull        State = "full"
-	StateHeldIdle    State = "held_idle"
-	StateIdle        State = "idle"
+	StateBusy     State = "busy"
+	StateFull     State = "full"
+	StateHeldIdle State = "held_idle"
+	StateIdle     State = "idle"
+	// StateUnbooked is a card in use — load, VRAM taken or processes — that
+	// no booking holds (异常占用).
+	StateUnbooked State = "unbooked"
+	// StateFault is a card that reported a reading meaning it is unhealthy
+	// (reset required, unknown error, an XID error), or that the inventory
+	// marks faulty until an admin clears it.
+	StateFault       State = "fault"
 	StateOffline     State = "offline"
 	StateMaintenance State = "maintenance"
 )
 
 // States lists every state in legend order.
-var States = []State{StateBusy, StateFull, StateHeldIdle, StateIdle, StateOffline, StateMaintenance}
+var States = []State{StateBusy, StateFull, StateHeldIdle, StateIdle, StateUnbooked, StateFault, StateOffline, StateMaintenance}
+
+// InUseMemMiB is the VRAM above which a card counts as in use even when
+// nothing computes: a loaded model. Below it lies what a driver context
+// alone takes.
+const InUseMemMiB = 1024
 
 // Thresholds decide the states and the alerts. The defaults follow the
 // issue: full at ≥ 90 % VRAM or ≥ 95 % utilisation, held-but-idle when a
@@ -60,31 +72,44 @@ func (t Thresholds) Validate() error {
 
 // Reading is everything Classify looks at for one card.
 type Reading struct {
-	Now         time.Time
-	LastSample  time.Time // zero: never sampled
-	Util        *float64
+	Now        time.Time
+	LastSample time.Time // zero: never sampled
+	Util       *float64  // utilisation; none on a GPU in MIG mode
+	// SMActive is engine activity where that is all there is to know — the
+	// busiest MIG instance's, from DCGM.
+	SMActive    *float64
+	Processes   int  // compute processes on the card, when the source reports them
+	MIG         bool // in MIG mode: no utilisation, by design
 	MemUsedMiB  *float64
 	MemTotalMiB *float64
 	Maintenance bool
+	Fault       bool      // the card reported a fault, or the inventory marks it faulty
+	Registered  bool      // the inventory knows the card, so no booking holding it means none
 	Held        bool      // a booking holds the card now
 	HeldSince   time.Time // start of that booking
 	LowSince    time.Time // since when utilisation has been below IdleUtilPct; zero when it is not
 }
 
 // Classify is the board's one rule, in order of precedence: maintenance
-// (whatever it reports), offline (silent too long), full (VRAM or compute
-// at the limit, even when booked and otherwise quiet: something is loaded),
-// busy, held_idle (booked, quiet for HeldIdleAfter counted from the later of
-// the quiet start and the booking start), idle.
+// (whatever it reports), fault (an unhealthy card is never idle, never
+// free), offline (silent too long), unbooked (a registered card in use
+// that no booking holds), full (VRAM or compute at the limit, even when
+// booked and otherwise quiet: something is loaded), busy, held_idle
+// (booked, quiet for HeldIdleAfter counted from the later of the quiet
+// start and the booking start), idle.
 func Classify(r Reading, t Thresholds) State {
 	switch {
 	case r.Maintenance:
 		return StateMaintenance
+	case r.Fault:
+		return StateFault
 	case r.LastSample.IsZero() || r.Now.Sub(r.LastSample) >= t.OfflineAfter:
 		return StateOffline
+	case r.Registered && !r.Held && InUse(r, t):
+		return StateUnbooked
 	case IsFull(r.Util, r.MemUsedMiB, r.MemTotalMiB, t):
 		return StateFull
-	case r.Util != nil && *r.Util >= t.IdleUtilPct:
+	case Active(r, t):
 		return StateBusy
 	case r.Held && !r.LowSince.IsZero():
 		since := r.LowSince
@@ -96,6 +121,26 @@ func Classify(r Reading, t Thresholds) State {
 		}
 	}
 	return StateIdle
+}
+
+// Active tells whether the card computes: utilisation at or above the idle
+// threshold; where utilisation is unknown (MIG), engine activity, and
+// failing that any compute process on it — a card with processes running
+// is never taken for idle because a number is missing.
+func Active(r Reading, t Thresholds) bool {
+	switch {
+	case r.Util != nil:
+		return *r.Util >= t.IdleUtilPct
+	case r.SMActive != nil && *r.SMActive >= t.IdleUtilPct:
+		return true
+	}
+	return r.Processes > 0
+}
+
+// InUse tells whether anything occupies the card: it computes, runs
+// processes, or holds more VRAM than a bare driver context.
+func InUse(r Reading, t Thresholds) bool {
+	return Active(r, t) || r.Processes > 0 || (r.MemUsedMiB != nil && *r.MemUsedMiB >= InUseMemMiB)
 }
 
 // IsFull applies the full thresholds; missing values never make a card full.
@@ -128,6 +173,26 @@ func NextLowSince(prev time.Time, util *float64, at time.Time, t Thresholds) tim
 		return at
 	}
 	return prev
+}
+
+// Quietness is the measure NextLowSince follows for a reading: its
+// utilisation; without one, its engine activity; on a MIG card without
+// either, 0 when no process runs and 100 when one does, so its quiet
+// stretch starts and ends with its work. Otherwise unknown.
+func Quietness(r Reading) *float64 {
+	switch {
+	case r.Util != nil:
+		return r.Util
+	case r.SMActive != nil:
+		return r.SMActive
+	case !r.MIG:
+		return nil
+	}
+	v := 0.0
+	if r.Processes > 0 {
+		v = 100
+	}
+	return &v
 }
 
 // VRAMAlertHysteresis is how far below the alert threshold VRAM must fall

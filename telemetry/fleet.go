@@ -28,6 +28,10 @@ type CardMeta struct {
 	Type        string
 	MemTotalMiB float64 // from the card type, until the card reports its own
 	Maintenance bool
+	// Fault is why the inventory marks the card faulty ("" when it does
+	// not): it stays faulty, and out of new bookings, until an admin
+	// clears it, whatever it reports meanwhile.
+	Fault string
 	// Retired cards are known but not shown, and their samples are dropped
 	// rather than parked as unregistered.
 	Retired bool
@@ -66,7 +70,14 @@ type CardView struct {
 	TempC       *float64  `json:"temp_c"`
 	PowerW      *float64  `json:"power_w"`
 	Processes   int       `json:"processes"`
-	LastSample  time.Time `json:"last_sample"`
+	// SMActive is engine activity (DCGM's GR_ENGINE_ACTIVE), a different
+	// measure from Util: on a MIG card, the busiest instance's.
+	SMActive    *float64   `json:"sm_active"`
+	MIG         bool       `json:"mig"`
+	Instances   []Instance `json:"instances,omitempty"`
+	ProcessList []Process  `json:"process_list,omitempty"`
+	Fault       string     `json:"fault,omitempty"` // the fault reading, or the inventory's reason
+	LastSample  time.Time  `json:"last_sample"`
 	LowSince    time.Time `json:"low_since"`
 	Hold        *Hold     `json:"booking"`
 	Source      Source    `json:"source,omitempty"`
@@ -84,6 +95,16 @@ type Summary struct {
 	UtilNow            float64       `json:"util_now"`
 	HeldIdleHoursToday float64       `json:"held_idle_hours_today"`
 	Unregistered       int           `json:"unregistered"`
+	// Waiting is, per card type, the requests queued for cards
+	// (盯住占用与等待); the board refreshes it from the bookings.
+	Waiting []Waiting `json:"waiting"`
+}
+
+// Waiting is the queue of one card type.
+type Waiting struct {
+	CardType    string    `json:"card_type"`
+	Requests    int       `json:"requests"`
+	OldestSince time.Time `json:"oldest_since"`
 }
 
 // Rollup is one card's minute (or hour) of samples, summed.
@@ -119,6 +140,13 @@ type EventKind string
 const (
 	EventVRAM     EventKind = "vram"
 	EventHeldIdle EventKind = "held_idle"
+	// EventFault: the card reported a reading that means it is unhealthy.
+	EventFault EventKind = "fault"
+	// EventUnbooked: a registered card is in use and no booking holds it.
+	EventUnbooked EventKind = "unbooked"
+	// EventForeign: a booked card runs processes of OS accounts that belong
+	// to no member of the booking's team.
+	EventForeign EventKind = "foreign"
 )
 
 // Event is the start or the end of an alert episode on one card.
@@ -130,6 +158,10 @@ type Event struct {
 	BookingID int64
 	At        time.Time
 	Value     float64 // VRAM % for vram, idle minutes for held_idle
+	// Reason and Processes say what was seen: the fault reading, and the
+	// processes on an unbooked card or the foreign ones on a booked card.
+	Reason    string
+	Processes []Process
 }
 
 // IngestResult counts what one batch did.
@@ -150,9 +182,24 @@ type Options struct {
 	// sample it sends when it comes back.
 	MaxGap time.Duration
 	// MaxUnregistered bounds the cards kept for uuids the inventory lacks,
-	// so a misbehaving agent cannot grow the state without end.
-	MaxUnregistered int
+	// so a misbehaving agent cannot grow the state without end; the same
+	// per host and per origin (the token that pushed), so one cannot crowd
+	// out the others' new cards.
+	MaxUnregistered          int
+	MaxUnregisteredPerHost   int
+	MaxUnregisteredPerOrigin int
+	// Intervals are the sources' nominal intervals between samples (the
+	// agent's 1 s, the DCGM scrape interval): until a card has shown its
+	// own, a sample vouches for at most GapFactor of its source's interval.
+	Intervals map[Source]time.Duration
 }
+
+// GapFactor is how many of a card's intervals one sample may vouch for: a
+// late or dropped sample or two is covered, a silence is not.
+const GapFactor = 3
+
+// gapHistory is how many recent gaps a card's interval is learned from.
+const gapHistory = 8
 
 // Fleet is the live state of every card, fed by samples from any source,
 // and the minute rollups that have not been written yet. It is safe for
@@ -172,6 +219,9 @@ type Fleet struct {
 	day        string
 	heldIdleS  float64 // held-idle card-seconds today
 	changed    chan struct{}
+	accounts   map[int64][]string // OS accounts of each team's members
+	waiting    []Waiting
+	unregBy    map[string]int // unregistered cards per host ("h:") and origin ("o:")
 }
 
 type bucketKey struct {
@@ -192,10 +242,17 @@ type card struct {
 	lowSince   time.Time
 	state      State
 	rollAt     time.Time // time of the last sample counted in the rollups
+	gaps       [gapHistory]time.Duration
+	ngaps      int
+	origin     string // who pushed an unregistered card first (for the per-origin cap)
+	unregHost  string // the host an unregistered card was counted under
 	bucket     *Rollup
 	vramAlert  bool
 	idleAlert  bool
 	idleFrom   time.Time // when the open held-idle episode's quiet began
+	faultAlert bool
+	unbooked   bool
+	foreign    bool
 }
 
 // maxEvents bounds the queue of alert events nobody took.
@@ -218,6 +275,12 @@ func NewFleet(o Options) *Fleet {
 	if o.MaxUnregistered <= 0 {
 		o.MaxUnregistered = 4096
 	}
+	if o.MaxUnregisteredPerHost <= 0 {
+		o.MaxUnregisteredPerHost = 64
+	}
+	if o.MaxUnregisteredPerOrigin <= 0 {
+		o.MaxUnregisteredPerOrigin = 256
+	}
 	return &Fleet{
 		opts:       o,
 		cards:      map[string]*card{},
@@ -227,6 +290,8 @@ func NewFleet(o Options) *Fleet {
 		usage:      map[int64]*Usage{},
 		unknownNew: map[string]struct{}{},
 		changed:    make(chan struct{}, 1),
+		accounts:   map[int64][]string{},
+		unregBy:    map[string]int{},
 	}
 }
 
@@ -282,6 +347,9 @@ func (f *Fleet) SetInventory(metas []CardMeta) {
 			c = &card{state: StateOffline}
 			f.cards[key] = c
 		}
+		if !c.registered {
+			f.dropUnreg(c)
+		}
 		if c.meta != m || !c.registered {
 			c.meta, c.registered = m, true
 			f.reclassify(key, c, now)
@@ -329,15 +397,37 @@ func (f *Fleet) SetHolds(holds map[string]Hold) {
 	f.signal()
 }
 
+// reading is what Classify needs to know of a card at now.
+func (c *card) reading(now time.Time) Reading {
+	r := Reading{Now: now, LastSample: c.lastAt, Util: c.last.UtilPct, SMActive: c.smActive(), Processes: c.processes,
+		MIG: c.last.MIG, MemUsedMiB: c.last.MemUsedMiB, MemTotalMiB: c.memTotal(), Maintenance: c.meta.Maintenance,
+		Fault: c.last.Fault != "" || c.meta.Fault != "", Registered: c.registered, LowSince: c.lowSince}
+	if c.hold.covers(now) {
+		r.Held, r.HeldSince = true, c.hold.Start
+	}
+	return r
+}
+
+// smActive is the card's engine activity: its own, or on a MIG card the
+// busiest instance's.
+func (c *card) smActive() *float64 {
+	if c.last.SMActivePct != nil {
+		return c.last.SMActivePct
+	}
+	var best *float64
+	for i := range c.last.Instances {
+		if a := c.last.Instances[i].SMActivePct; a != nil && (best == nil || *a > *best) {
+			best = a
+		}
+	}
+	return best
+}
+
 // reclassify recomputes a card's state at now and records alert episodes;
 // f.mu must be held.
 func (f *Fleet) reclassify(key string, c *card, now time.Time) {
 	t := f.opts.Thresholds
-	r := Reading{Now: now, LastSample: c.lastAt, Util: c.last.UtilPct, MemUsedMiB: c.last.MemUsedMiB,
-		MemTotalMiB: c.memTotal(), Maintenance: c.meta.Maintenance, LowSince: c.lowSince}
-	if c.hold.covers(now) {
-		r.Held, r.HeldSince = true, c.hold.Start
-	}
+	r := c.reading(now)
 	prev := c.state
 	c.state = Classify(r, t)
 	if prev != c.state {
@@ -350,6 +440,7 @@ func (f *Fleet) reclassify(key string, c *card, now time.Time) {
 	if r.Held {
 		bookingID = c.hold.BookingID
 	}
+	base := Event{UUID: c.meta.UUID, CardID: c.meta.ID, BookingID: bookingID, At: now}
 	// Held-idle episodes follow the state.
 	if idle := c.state == StateHeldIdle; idle != c.idleAlert {
 		c.idleAlert = idle
@@ -360,20 +451,126 @@ func (f *Fleet) reclassify(key string, c *card, now time.Time) {
 			}
 		}
 		// Value: the idle minutes so far (at the start) or in all (at the end).
-		f.event(Event{Kind: EventHeldIdle, Open: idle, UUID: c.meta.UUID, CardID: c.meta.ID, BookingID: bookingID,
-			At: now, Value: now.Sub(c.idleFrom).Minutes()})
+		e := base
+		e.Kind, e.Open, e.Value = EventHeldIdle, idle, now.Sub(c.idleFrom).Minutes()
+		f.event(e)
 	}
-	// VRAM episodes follow the memory, with hysteresis; an offline or
-	// maintenance card ends its episode.
+	// VRAM episodes follow the memory, with hysteresis; an offline,
+	// maintenance or faulty card ends its episode.
 	alerting := false
-	if c.state != StateOffline && c.state != StateMaintenance {
+	if c.state != StateOffline && c.state != StateMaintenance && c.state != StateFault {
 		alerting = VRAMAlerting(c.vramAlert, c.last.MemUsedMiB, c.memTotal(), t)
 	}
 	if alerting != c.vramAlert {
 		c.vramAlert = alerting
 		p, _ := MemPct(c.last.MemUsedMiB, c.memTotal())
-		f.event(Event{Kind: EventVRAM, Open: alerting, UUID: c.meta.UUID, CardID: c.meta.ID, BookingID: bookingID, At: now, Value: p})
+		e := base
+		e.Kind, e.Open, e.Value = EventVRAM, alerting, p
+		f.event(e)
 	}
+	f.occupancyEvents(c, r, base)
+}
+
+// occupancyEvents opens and closes the episodes of a fault reading, of an
+// unbooked card in use, and of foreign processes on a booked card — each
+// once, carrying what was seen.
+func (f *Fleet) occupancyEvents(c *card, r Reading, base Event) {
+	if fault := c.last.Fault != "" && c.state != StateMaintenance; fault != c.faultAlert {
+		c.faultAlert = fault
+		e := base
+		e.Kind, e.Open, e.Reason = EventFault, fault, c.last.Fault
+		f.event(e)
+	}
+	if unbooked := c.state == StateUnbooked; unbooked != c.unbooked {
+		c.unbooked = unbooked
+		e := base
+		e.Kind, e.Open = EventUnbooked, unbooked
+		if unbooked {
+			e.Processes = append([]Process(nil), c.last.Processes...)
+		}
+		f.event(e)
+	}
+	var foreign []Process
+	if r.Held && c.state != StateOffline {
+		foreign = f.foreignProcesses(c)
+	}
+	if is := len(foreign) > 0; is != c.foreign {
+		c.foreign = is
+		e := base
+		e.Kind, e.Open, e.Processes = EventForeign, is, foreign
+		f.event(e)
+	}
+}
+
+// foreignProcesses are the processes on a held card whose OS account is
+// no member's of the booking's team. Processes without a user (a source
+// that cannot tell) and teams whose accounts are not known accuse nobody.
+func (f *Fleet) foreignProcesses(c *card) []Process {
+	accounts, ok := f.accounts[c.hold.TeamID]
+	if !ok || len(accounts) == 0 {
+		return nil
+	}
+	var out []Process
+	for _, p := range c.last.Processes {
+		if p.User != "" && !containsFold(accounts, p.User) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func containsFold(xs []string, s string) bool {
+	for _, x := range xs {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// SetTeamAccounts says which OS accounts belong to each team's members, so
+// processes of anyone else on a booked card can be told apart.
+func (f *Fleet) SetTeamAccounts(accounts map[int64][]string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.accounts = accounts
+	if f.accounts == nil {
+		f.accounts = map[int64][]string{}
+	}
+}
+
+// SetWaiting replaces the per-type queue figures the summary carries.
+func (f *Fleet) SetWaiting(w []Waiting) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !waitingEqual(f.waiting, w) {
+		f.waiting = append([]Waiting(nil), w...)
+		f.signal()
+	}
+}
+
+func waitingEqual(a, b []Waiting) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// RegisteredHost is the host the inventory places a card on; ok is false
+// for a card it does not know.
+func (f *Fleet) RegisteredHost(uuid string) (host string, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, found := f.cards[strings.ToUpper(uuid)]
+	if !found || !c.registered {
+		return "", false
+	}
+	return c.meta.Host, true
 }
 
 func (f *Fleet) event(e Event) {
@@ -398,6 +595,12 @@ func (c *card) memTotal() *float64 {
 // Samples older than what a card already reported are ignored (a resent
 // batch); samples from the future are taken as arriving now.
 func (f *Fleet) Ingest(samples []Sample, src Source, arrival time.Time) IngestResult {
+	return f.IngestFrom(samples, src, "", arrival)
+}
+
+// IngestFrom is Ingest for samples pushed by origin (the token that sent
+// them), which the cap on unregistered cards counts separately.
+func (f *Fleet) IngestFrom(samples []Sample, src Source, origin string, arrival time.Time) IngestResult {
 	var res IngestResult
 	if len(samples) == 0 {
 		return res
@@ -405,7 +608,6 @@ func (f *Fleet) Ingest(samples []Sample, src Source, arrival time.Time) IngestRe
 	t := f.opts.Thresholds
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	unreg := -1 // counted once per batch, when first needed
 	for i := range samples {
 		s := &samples[i]
 		if !validUUID(s.UUID) {
@@ -424,16 +626,13 @@ func (f *Fleet) Ingest(samples []Sample, src Source, arrival time.Time) IngestRe
 		}
 		c := f.cards[key]
 		if c == nil {
-			if unreg < 0 {
-				unreg = f.unregistered()
-			}
-			if unreg >= f.opts.MaxUnregistered {
+			if !f.roomForUnregistered(s.Host, origin) {
 				res.Ignored++
 				continue
 			}
-			unreg++
-			c = &card{meta: CardMeta{UUID: s.UUID, Host: s.Host, Index: s.Index}}
+			c = &card{meta: CardMeta{UUID: s.UUID, Host: s.Host, Index: s.Index}, origin: origin, unregHost: s.Host}
 			f.cards[key] = c
+			f.addUnreg(c)
 		}
 		if !c.lastAt.IsZero() && !at.After(c.lastAt) {
 			res.Ignored++
@@ -453,60 +652,102 @@ func (f *Fleet) Ingest(samples []Sample, src Source, arrival time.Time) IngestRe
 		}
 		c.last = *s
 		c.last.At = at
-		c.processes = len(s.Processes)
+		c.processes = countProcesses(s)
 		c.lastAt, c.arrival, c.source = at, arrival, src
 		if src != SourceSimulator {
 			c.realAt = arrival
 		}
-		c.lowSince = NextLowSince(c.lowSince, s.UtilPct, at, t)
+		c.lowSince = NextLowSince(c.lowSince, Quietness(c.reading(at)), at, t)
 		f.reclassify(key, c, at)
-		f.account(c, at)
+		f.account(c, at, src)
 		f.markDirty(key, arrival)
 	}
 	f.signal()
 	return res
 }
 
-func (f *Fleet) unregistered() int {
+// countProcesses is how many compute processes a sample reports: its list,
+// or on a MIG card what its instances count when the list is not sent.
+func countProcesses(s *Sample) int {
+	if len(s.Processes) > 0 {
+		return len(s.Processes)
+	}
 	n := 0
-	for _, c := range f.cards {
-		if !c.registered {
-			n++
-		}
+	for _, in := range s.Instances {
+		n += in.Processes
 	}
 	return n
 }
 
-// account adds the sample just taken into the card's minute rollup, its
-// booking's usage and today's held-idle total; f.mu must be held.
-func (f *Fleet) account(c *card, at time.Time) {
-	var dt float64
-	if !c.rollAt.IsZero() && at.After(c.rollAt) {
-		d := at.Sub(c.rollAt)
-		if d > f.opts.MaxGap {
-			d = f.opts.MaxGap
-		}
-		dt = d.Seconds()
+// roomForUnregistered applies the caps on cards the inventory lacks:
+// overall, per host and per origin; f.mu must be held.
+func (f *Fleet) roomForUnregistered(host, origin string) bool {
+	if f.unregBy["all"] >= f.opts.MaxUnregistered || f.unregBy["h:"+strings.ToLower(host)] >= f.opts.MaxUnregisteredPerHost {
+		return false
 	}
+	return origin == "" || f.unregBy["o:"+origin] < f.opts.MaxUnregisteredPerOrigin
+}
+
+func (f *Fleet) addUnreg(c *card) { f.countUnreg(c, 1) }
+
+func (f *Fleet) dropUnreg(c *card) { f.countUnreg(c, -1) }
+
+func (f *Fleet) countUnreg(c *card, d int) {
+	for _, k := range []string{"all", "h:" + strings.ToLower(c.unregHost), "o:" + c.origin} {
+		if k == "o:" {
+			continue
+		}
+		if f.unregBy[k] += d; f.unregBy[k] <= 0 {
+			delete(f.unregBy, k)
+		}
+	}
+}
+
+// account adds the time the sample just taken vouches for into the card's
+// minute rollups, its booking's usage and today's held-idle total; f.mu
+// must be held. A sample vouches only for the time since the card's
+// previous sample, at most GapFactor of the card's interval (learned from
+// its recent gaps, else its source's), and a booking is credited only with
+// the part after it began — so no minute holds more than a minute, and no
+// booking more than it has lasted.
+func (f *Fleet) account(c *card, at time.Time, src Source) {
+	prev := c.rollAt
 	c.rollAt = at
+	from := at // the first sample after a start vouches for nothing
+	if !prev.IsZero() && at.After(prev) {
+		gap := at.Sub(prev)
+		limit := c.gapLimit(f.opts.Intervals[src], f.opts.MaxGap)
+		c.noteGap(gap)
+		from = at.Add(-min(gap, limit))
+	}
 	if !c.registered || c.meta.ID == 0 {
 		return
 	}
+	t := f.opts.Thresholds
+	r := c.reading(at)
+	// Full counts what the card was, booked or not; a faulty or maintained
+	// card is neither full nor busy, whatever it says.
+	healthy := c.state != StateFault && c.state != StateMaintenance
+	w := credit{busy: healthy && Active(r, t), full: healthy && IsFull(r.Util, r.MemUsedMiB, r.MemTotalMiB, t),
+		heldIdle: c.state == StateHeldIdle}
+	if c.hold.covers(at) {
+		w.held = c.hold
+	}
 	minute := at.UTC().Truncate(time.Minute)
+	if from.Before(minute) {
+		// The part before this minute belongs to the previous one (a
+		// minute already handed over starts again as a partial one, which
+		// the store adds to the first).
+		f.credit(f.bucket(c.meta.ID, minute.Add(-time.Minute)), c, from, minute, w)
+		from = minute
+	}
 	b := c.bucket
 	if b == nil || !b.Start.Equal(minute) {
-		k := bucketKey{c.meta.ID, minute.Unix()}
-		b = f.buckets[k]
-		if b == nil {
-			b = &Rollup{CardID: c.meta.ID, Start: minute}
-			f.buckets[k] = b
-		}
+		b = f.bucket(c.meta.ID, minute)
 		c.bucket = b
 	}
 	s := &c.last
-	t := f.opts.Thresholds
 	b.Samples++
-	busy := false
 	if s.UtilPct != nil {
 		u := *s.UtilPct
 		b.UtilSum += u
@@ -514,7 +755,6 @@ func (f *Fleet) account(c *card, at time.Time) {
 		if u > b.UtilMax {
 			b.UtilMax = u
 		}
-		busy = u >= t.IdleUtilPct
 	}
 	if s.MemUsedMiB != nil && *s.MemUsedMiB > b.MemMaxMiB {
 		b.MemMaxMiB = *s.MemUsedMiB
@@ -522,40 +762,95 @@ func (f *Fleet) account(c *card, at time.Time) {
 	if total := c.memTotal(); total != nil {
 		b.MemTotalMiB = *total
 	}
+	f.credit(b, c, from, at, w)
+}
+
+// bucket is the rollup of a card's minute, made when it is missing.
+func (f *Fleet) bucket(cardID int64, minute time.Time) *Rollup {
+	k := bucketKey{cardID, minute.Unix()}
+	b := f.buckets[k]
+	if b == nil {
+		b = &Rollup{CardID: cardID, Start: minute}
+		f.buckets[k] = b
+	}
+	return b
+}
+
+// credit is what one stretch of a card's time was.
+type credit struct {
+	busy, full, heldIdle bool
+	held                 *Hold
+}
+
+// credit adds [from, to) of a card's time to rollup b, its booking's
+// usage (only the part after the booking began) and today's held idle.
+func (f *Fleet) credit(b *Rollup, c *card, from, to time.Time, w credit) {
+	dt := to.Sub(from).Seconds()
+	if dt <= 0 {
+		return
+	}
 	b.SampledSeconds += dt
-	if busy {
+	if w.busy {
 		b.BusySeconds += dt
 	}
-	if c.state == StateFull {
+	if w.full {
 		b.FullSeconds += dt
 	}
-	if c.hold.covers(at) {
-		b.HeldSeconds += dt
-		b.BookingID = c.hold.BookingID
-		u := f.usage[c.hold.BookingID]
-		if u == nil {
-			u = &Usage{BookingID: c.hold.BookingID}
-			f.usage[c.hold.BookingID] = u
-		}
-		u.SampledSeconds += dt
-		if busy {
-			u.BusySeconds += dt
-		}
-		if c.state == StateHeldIdle {
-			u.HeldIdleSeconds += dt
-		}
-	}
-	if c.state == StateHeldIdle {
+	if w.heldIdle {
 		b.HeldIdleSeconds += dt
-		day := at.In(f.opts.Location).Format(time.DateOnly)
-		if day != f.day {
-			if day < f.day {
-				return // a late sample from yesterday
-			}
-			f.day, f.heldIdleS = day, 0
+		day := to.In(f.opts.Location).Format(time.DateOnly)
+		switch {
+		case day > f.day:
+			f.day, f.heldIdleS = day, dt
+		case day == f.day:
+			f.heldIdleS += dt
 		}
-		f.heldIdleS += dt
 	}
+	h := w.held
+	if h == nil {
+		return
+	}
+	if h.Start.After(from) {
+		from = h.Start
+	}
+	dh := to.Sub(from).Seconds()
+	if dh <= 0 {
+		return
+	}
+	b.HeldSeconds += dh
+	b.BookingID = h.BookingID
+	u := f.usage[h.BookingID]
+	if u == nil {
+		u = &Usage{BookingID: h.BookingID}
+		f.usage[h.BookingID] = u
+	}
+	u.SampledSeconds += dh
+	if w.busy {
+		u.BusySeconds += dh
+	}
+	if w.heldIdle {
+		u.HeldIdleSeconds += dh
+	}
+}
+
+// gapLimit is the longest stretch one sample may vouch for.
+func (c *card) gapLimit(sourceInterval, maxGap time.Duration) time.Duration {
+	interval := sourceInterval
+	if c.ngaps > 0 {
+		interval = c.gaps[0]
+		for _, g := range c.gaps[1:min(c.ngaps, gapHistory)] {
+			interval = min(interval, g)
+		}
+	}
+	if interval <= 0 {
+		return maxGap
+	}
+	return min(max(GapFactor*interval, 2*time.Second), maxGap)
+}
+
+func (c *card) noteGap(g time.Duration) {
+	c.gaps[c.ngaps%gapHistory] = g
+	c.ngaps++
 }
 
 // SetHeldIdleToday seeds today's held-idle total (from the stored rollups,
@@ -579,6 +874,7 @@ func (f *Fleet) Sweep(now time.Time) {
 		if !c.registered && !c.lastAt.IsZero() && now.Sub(c.lastAt) > time.Hour {
 			// An unregistered card that stopped reporting leaves the board.
 			f.markDirty(key, time.Time{})
+			f.dropUnreg(c)
 			delete(f.cards, key)
 			continue
 		}
@@ -595,6 +891,16 @@ func (f *Fleet) view(c *card) CardView {
 		Model: c.last.Name, Registered: c.registered, State: c.state,
 		Util: c.last.UtilPct, MemUsedMiB: c.last.MemUsedMiB, MemTotalMiB: c.memTotal(), TempC: c.last.TempC, PowerW: c.last.PowerW,
 		Processes: c.processes, LastSample: c.lastAt, LowSince: c.lowSince, Source: c.source, Arrival: c.arrival,
+		SMActive: c.smActive(), MIG: c.last.MIG, Fault: c.last.Fault,
+	}
+	if v.Fault == "" {
+		v.Fault = c.meta.Fault
+	}
+	if len(c.last.Instances) > 0 {
+		v.Instances = append([]Instance(nil), c.last.Instances...)
+	}
+	if len(c.last.Processes) > 0 {
+		v.ProcessList = append([]Process(nil), c.last.Processes...)
 	}
 	if c.hold != nil {
 		h := *c.hold
@@ -667,7 +973,8 @@ func (f *Fleet) TakeChanges() ([]CardView, time.Time) {
 func (f *Fleet) Summary(now time.Time) Summary {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := Summary{At: now, States: make(map[State]int, len(States)), HeldIdleHoursToday: f.heldIdleS / 3600}
+	s := Summary{At: now, States: make(map[State]int, len(States)), HeldIdleHoursToday: f.heldIdleS / 3600,
+		Waiting: append([]Waiting{}, f.waiting...)}
 	var util float64
 	for _, c := range f.cards {
 		if !c.registered {
@@ -679,7 +986,7 @@ func (f *Fleet) Summary(now time.Time) Summary {
 		if c.hold.covers(now) {
 			s.Booked++
 		}
-		if c.state == StateBusy || c.state == StateFull {
+		if c.state == StateBusy || c.state == StateFull || (c.state == StateUnbooked && Active(c.reading(now), f.opts.Thresholds)) {
 			s.Busy++
 		}
 		if c.state != StateOffline && c.state != StateMaintenance && c.last.UtilPct != nil {

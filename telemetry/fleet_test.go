@@ -47,16 +47,21 @@ func stateOf(t *testing.T, fl *telemetry.Fleet, i int) telemetry.State {
 
 func TestFleetStatesFollowSamplesAndTime(t *testing.T) {
 	c := &clock{t0}
-	fl := newFleet(c, 2)
+	fl := newFleet(c, 3)
 	if s := stateOf(t, fl, 0); s != telemetry.StateOffline {
 		t.Errorf("before any sample: %s, want offline", s)
 	}
-	fl.Ingest([]telemetry.Sample{sample(0, t0, 60, 1000), sample(1, t0, 99, 1000)}, telemetry.SourcePush, t0)
+	hold := telemetry.Hold{BookingID: 1, Start: t0.Add(-time.Hour), End: t0.Add(time.Hour)}
+	fl.SetHolds(map[string]telemetry.Hold{uuidOf(0): hold, uuidOf(1): hold})
+	fl.Ingest([]telemetry.Sample{sample(0, t0, 60, 1000), sample(1, t0, 99, 1000), sample(2, t0, 60, 1000)}, telemetry.SourcePush, t0)
 	if s := stateOf(t, fl, 0); s != telemetry.StateBusy {
 		t.Errorf("60 %%: %s, want busy", s)
 	}
 	if s := stateOf(t, fl, 1); s != telemetry.StateFull {
 		t.Errorf("99 %%: %s, want full", s)
+	}
+	if s := stateOf(t, fl, 2); s != telemetry.StateUnbooked {
+		t.Errorf("60 %% without a booking: %s, want unbooked", s)
 	}
 	c.t = t0.Add(30 * time.Second)
 	fl.Sweep(c.t)
@@ -101,6 +106,7 @@ func TestFleetHeldIdleAfterTenQuietMinutesAndOneAlertPerEpisode(t *testing.T) {
 func TestFleetVRAMAlertOncePerEpisode(t *testing.T) {
 	c := &clock{t0}
 	fl := newFleet(c, 1)
+	fl.SetHolds(map[string]telemetry.Hold{uuidOf(0): {BookingID: 1, Start: t0.Add(-time.Hour), End: t0.Add(time.Hour)}})
 	used := []float64{50000, 79000, 80000, 76000, 79500, 70000, 78000}
 	// 96 %, 98 %: opens; 93 %: stays (hysteresis); 97 %: same episode; 85 %: closes; 95 %: opens again.
 	for i, u := range used {
@@ -142,9 +148,10 @@ func TestFleetParksUnknownCardsAndDropsRetiredOnes(t *testing.T) {
 	if sum.Cards != 1 || sum.Unregistered != 1 {
 		t.Errorf("summary %+v", sum)
 	}
-	// Registering it makes it a card like the others.
+	// Registering it makes it a card like the others: at 50 % with no
+	// booking holding it, it is in use unbooked.
 	fl.SetInventory([]telemetry.CardMeta{{UUID: uuidOf(0), ID: 1}, {UUID: uuidOf(9), ID: 10, Type: "H800"}})
-	if v, _ := fl.Card(uuidOf(9)); !v.Registered || v.CardID != 10 || v.State != telemetry.StateBusy {
+	if v, _ := fl.Card(uuidOf(9)); !v.Registered || v.CardID != 10 || v.State != telemetry.StateUnbooked {
 		t.Errorf("after registration: %+v", v)
 	}
 }
@@ -180,16 +187,21 @@ func TestFleetRollupsSumMinutesAndBookingUsage(t *testing.T) {
 	if len(rs) != 4 {
 		t.Fatalf("%d rollups, want 4 (2 cards × 2 minutes): %+v", len(rs), rs)
 	}
+	// Each sample vouches for the second before it: the one at 0:00 for
+	// nothing (it has no predecessor), the one at 1:00 for 0:59–1:00, which
+	// belongs to minute 0 — so minute 0 holds 60 s (59 busy: the last
+	// second was vouched for by the first quiet sample) and minute 1 the
+	// 59 s up to the last sample.
 	first := rs[0] // card 1, minute 0
 	if first.CardID != 1 || !first.Start.Equal(t0) || first.Samples != 60 || first.UtilMax != 80 || first.UtilSum != 4800 ||
-		first.MemMaxMiB != 2000 || first.BusySeconds != 59 || first.HeldSeconds != 59 || first.BookingID != 3 {
+		first.MemMaxMiB != 2000 || first.SampledSeconds != 60 || first.BusySeconds != 59 || first.HeldSeconds != 60 || first.BookingID != 3 {
 		t.Errorf("card 1 minute 0: %+v", first)
 	}
 	second := rs[2] // card 1, minute 1
-	if second.CardID != 1 || second.BusySeconds != 0 || second.SampledSeconds != 60 || second.HeldSeconds != 60 {
+	if second.CardID != 1 || second.BusySeconds != 0 || second.SampledSeconds != 59 || second.HeldSeconds != 59 {
 		t.Errorf("card 1 minute 1: %+v", second)
 	}
-	if full := rs[1]; full.CardID != 2 || full.FullSeconds != 59 || full.HeldSeconds != 0 || full.BookingID != 0 {
+	if full := rs[1]; full.CardID != 2 || full.FullSeconds != 60 || full.HeldSeconds != 0 || full.BookingID != 0 {
 		t.Errorf("card 2 minute 0: %+v", full)
 	}
 	if len(us) != 1 || us[0] != (telemetry.Usage{BookingID: 3, SampledSeconds: 119, BusySeconds: 59}) {

@@ -11,8 +11,10 @@ import (
 // The board's wire format. A client first gets a snapshot,
 //
 //	{"type":"snapshot","at":MS,"cards":[{"uuid":…,"host":…,"index":…,"card_type":…,"state":…,"util":…,
-//	  "mem_used_mib":…,"mem_total_mib":…,"temp_c":…,"power_w":…,"processes":…,"at":MS,"low_since":MS,
-//	  "registered":…,"booking":{"id":…,"team":…,"task":…,"user":…,"end":MS}|null},…],
+//	  "sm_active":…,"mem_used_mib":…,"mem_total_mib":…,"temp_c":…,"power_w":…,"processes":…,"at":MS,
+//	  "low_since":MS,"registered":…,"mig":…,"fault":…,"instances":[{"id":…,"profile":…,"mem_used_mib":…,
+//	  "mem_total_mib":…,"sm_active":…,"processes":…},…],
+//	  "booking":{"id":…,"team":…,"task":…,"user":…,"end":MS}|null},…],
 //	 "fleet":{…},"alerts":[…]}
 //
 // then deltas that carry, per changed card, its uuid and only the fields
@@ -36,6 +38,10 @@ type AlertView struct {
 	Task  string    `json:"task,omitempty"`
 	Since time.Time `json:"since"`
 	Value float64   `json:"value"`
+	// Reason and Processes are what was seen: a fault reading; the
+	// processes on an unbooked card, or the foreign ones on a booked card.
+	Reason    string    `json:"reason,omitempty"`
+	Processes []Process `json:"processes,omitempty"`
 }
 
 // missing marks an absent number in a wireCard.
@@ -48,6 +54,10 @@ type wireCard struct {
 	registered                     bool
 	state                          State
 	util, used, total, temp, power int32
+	smActive                       int32
+	mig                            bool
+	fault                          string
+	instances                      string // the instances' JSON, compared as a whole
 	procs                          int
 	lowSince                       int64
 	at                             int64
@@ -73,11 +83,36 @@ func ms(t time.Time) int64 {
 func toWire(v CardView) wireCard {
 	w := wireCard{host: v.Host, typ: v.Type, model: v.Model, index: v.Index, registered: v.Registered, state: v.State,
 		util: round(v.Util), used: round(v.MemUsedMiB), total: round(v.MemTotalMiB), temp: round(v.TempC), power: round(v.PowerW),
-		procs: v.Processes, lowSince: ms(v.LowSince), at: ms(v.LastSample)}
+		procs: v.Processes, lowSince: ms(v.LowSince), at: ms(v.LastSample),
+		smActive: round(v.SMActive), mig: v.MIG, fault: v.Fault, instances: instancesJSON(v.Instances)}
 	if h := v.Hold; h != nil {
 		w.bookingID, w.team, w.task, w.user, w.end = h.BookingID, h.Team, h.Task, h.User, ms(h.End)
 	}
 	return w
+}
+
+// instancesJSON writes a MIG card's instances as a tile shows them.
+func instancesJSON(in []Instance) string {
+	if len(in) == 0 {
+		return "[]"
+	}
+	b := []byte{'['}
+	for i, x := range in {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = strconv.AppendInt(b, int64(x.ID), 10)
+		b = append(b, `,"profile":`...)
+		b = appendString(b, x.Profile)
+		b = appendNum(b, "mem_used_mib", round(x.MemUsedMiB))
+		b = appendNum(b, "mem_total_mib", round(x.MemTotalMiB))
+		b = appendNum(b, "sm_active", round(x.SMActivePct))
+		b = append(b, `,"processes":`...)
+		b = strconv.AppendInt(b, int64(x.Processes), 10)
+		b = append(b, '}')
+	}
+	return string(append(b, ']'))
 }
 
 // FrameEncoder turns fleet changes into frames. It remembers what it last
@@ -250,12 +285,19 @@ func appendCard(b []byte, uuid string, w wireCard) []byte {
 	b = append(b, `,"state":`...)
 	b = appendString(b, string(w.state))
 	b = appendNum(b, "util", w.util)
+	b = appendNum(b, "sm_active", w.smActive)
 	b = appendNum(b, "mem_used_mib", w.used)
 	b = appendNum(b, "mem_total_mib", w.total)
 	b = appendNum(b, "temp_c", w.temp)
 	b = appendNum(b, "power_w", w.power)
 	b = append(b, `,"processes":`...)
 	b = strconv.AppendInt(b, int64(w.procs), 10)
+	b = append(b, `,"mig":`...)
+	b = strconv.AppendBool(b, w.mig)
+	b = append(b, `,"fault":`...)
+	b = appendString(b, w.fault)
+	b = append(b, `,"instances":`...)
+	b = append(b, w.instances...)
 	b = append(b, `,"at":`...)
 	b = strconv.AppendInt(b, w.at, 10)
 	b = append(b, `,"low_since":`...)
@@ -293,6 +335,21 @@ func appendCardDiff(b []byte, uuid string, p, w wireCard) []byte {
 	}
 	if p.util != w.util {
 		b = appendNum(b, "util", w.util)
+	}
+	if p.smActive != w.smActive {
+		b = appendNum(b, "sm_active", w.smActive)
+	}
+	if p.mig != w.mig {
+		b = append(b, `,"mig":`...)
+		b = strconv.AppendBool(b, w.mig)
+	}
+	if p.fault != w.fault {
+		b = append(b, `,"fault":`...)
+		b = appendString(b, w.fault)
+	}
+	if p.instances != w.instances {
+		b = append(b, `,"instances":`...)
+		b = append(b, w.instances...)
 	}
 	if p.used != w.used {
 		b = appendNum(b, "mem_used_mib", w.used)
@@ -362,6 +419,20 @@ func appendSummary(b []byte, s Summary) []byte {
 	b = strconv.AppendFloat(b, math.Round(s.HeldIdleHoursToday*10)/10, 'f', -1, 64)
 	b = append(b, `,"unregistered":`...)
 	b = strconv.AppendInt(b, int64(s.Unregistered), 10)
+	b = append(b, `,"waiting":[`...)
+	for i, w := range s.Waiting {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"card_type":`...)
+		b = appendString(b, w.CardType)
+		b = append(b, `,"requests":`...)
+		b = strconv.AppendInt(b, int64(w.Requests), 10)
+		b = append(b, `,"oldest_since":`...)
+		b = strconv.AppendInt(b, ms(w.OldestSince), 10)
+		b = append(b, '}')
+	}
+	b = append(b, ']')
 	b = append(b, `,"states":{`...)
 	for i, st := range States {
 		if i > 0 {
@@ -398,7 +469,23 @@ func appendAlerts(b []byte, as []AlertView) []byte {
 		b = strconv.AppendInt(b, ms(a.Since), 10)
 		b = append(b, `,"value":`...)
 		b = strconv.AppendFloat(b, math.Round(a.Value), 'f', -1, 64)
-		b = append(b, '}')
+		b = append(b, `,"reason":`...)
+		b = appendString(b, a.Reason)
+		b = append(b, `,"processes":[`...)
+		for j, p := range a.Processes {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"pid":`...)
+			b = strconv.AppendInt(b, int64(p.PID), 10)
+			b = append(b, `,"name":`...)
+			b = appendString(b, p.Name)
+			b = append(b, `,"user":`...)
+			b = appendString(b, p.User)
+			b = appendNum(b, "mem_mib", round(p.MemMiB))
+			b = append(b, '}')
+		}
+		b = append(b, ']', '}')
 	}
 	return append(b, ']')
 }

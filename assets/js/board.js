@@ -26,6 +26,7 @@
 
   var hostsEl = root.querySelector("[data-hosts]");
   var alertsEl = root.querySelector("[data-testid=alerts]");
+  var waitingEl = root.querySelector("[data-testid=waiting]");
   var connEl = root.querySelector("[data-conn]");
   var pageEl = root.querySelector("[data-page]");
   var tplTile = document.getElementById("tpl-tile");
@@ -99,6 +100,29 @@
     foot.appendChild(left);
   }
 
+  // renderInstances draws a MIG card's instances as chips inside its tile.
+  function renderInstances(el, c) {
+    var box = el.querySelector('[data-f="mig"]');
+    var list = c.instances || [];
+    var key = JSON.stringify(list);
+    if (box.getAttribute("data-key") === key) {
+      return;
+    }
+    box.setAttribute("data-key", key);
+    box.textContent = "";
+    box.hidden = list.length === 0;
+    for (var i = 0; i < list.length; i++) {
+      var x = list[i];
+      var chip = document.createElement("span");
+      chip.className = "inst" + (x.processes > 0 || (x.sm_active != null && x.sm_active >= 10) ? " inst-on" : "");
+      chip.textContent = x.profile;
+      var mem = x.mem_used_mib == null || !x.mem_total_mib ? "—" : gib(x.mem_used_mib) + " / " + gib(x.mem_total_mib) + " GiB";
+      chip.title = fmt(t("board.instance"), [x.id, x.profile, mem, x.processes]);
+      box.appendChild(chip);
+    }
+    layoutChanged();
+  }
+
   function renderTile(el, c) {
     var cls = "tile s-" + c.state + (c.registered === false ? " unregistered" : "");
     if (el.className !== cls) {
@@ -108,7 +132,18 @@
     setText(el, "index", "#" + c.index);
     setText(el, "type", c.registered === false ? t("board.unregistered_tile") : shortType(c.card_type));
     setText(el, "state", t("board.state." + c.state));
-    setText(el, "util", num(c.util));
+    // A MIG card has no utilisation: its big figure is engine activity.
+    var smOnly = c.util == null && c.sm_active != null;
+    setText(el, "util", num(smOnly ? c.sm_active : c.util));
+    setText(el, "unit", smOnly ? t("board.sm_unit") : "%");
+    setText(el, "sm", c.util != null && c.sm_active != null ? fmt(t("board.sm"), [num(c.sm_active)]) + " " : "");
+    var fault = el.querySelector('[data-f="fault"]');
+    if (fault.textContent !== (c.fault || "")) {
+      fault.textContent = c.fault || "";
+      fault.hidden = !c.fault;
+      layoutChanged();
+    }
+    renderInstances(el, c);
     setText(el, "temp", num(c.temp_c));
     setText(el, "power", num(c.power_w));
     setText(el, "mem", memText(c));
@@ -204,6 +239,42 @@
         counts[j].textContent = String(n || 0);
       }
     }
+    if (f.waiting) {
+      applyWaiting(f.waiting);
+    }
+  }
+
+  // applyWaiting lists, per card type, the requests queued for cards.
+  function applyWaiting(list) {
+    var ul = waitingEl.querySelector("[data-waiting]");
+    ul.textContent = "";
+    for (var i = 0; i < list.length; i++) {
+      var w = list[i];
+      var li = document.createElement("li");
+      li.textContent = fmt(t("board.waiting_item"), [shortType(w.card_type), w.requests, span(Date.now() - w.oldest_since)]);
+      ul.appendChild(li);
+    }
+    if (waitingEl.hidden !== (list.length === 0)) {
+      waitingEl.hidden = list.length === 0;
+      layoutChanged();
+    }
+  }
+
+  // processes names an alert's processes: pid, name, user, VRAM.
+  function processes(list) {
+    if (!list || list.length === 0) {
+      return "—";
+    }
+    var out = [];
+    for (var i = 0; i < list.length; i++) {
+      if (i === 3) {
+        out.push("+" + (list.length - 3));
+        break;
+      }
+      var p = list[i];
+      out.push(fmt(t("board.process"), [p.pid, p.name, p.user, p.mem_mib == null ? "—" : gib(p.mem_mib)]));
+    }
+    return out.join(", ");
   }
 
   function clock(ms) {
@@ -224,6 +295,14 @@
         text = fmt(t("board.alert.vram"), [where, Math.round(a.value), who]);
       } else if (a.kind === "held_idle") {
         text = fmt(t("board.alert.held_idle"), [where, who, clock(a.since)]);
+      } else if (a.kind === "fault") {
+        text = fmt(t("board.alert.fault"), [where, a.reason, clock(a.since)]);
+      } else if (a.kind === "unbooked") {
+        text = fmt(t("board.alert.unbooked"), [where, processes(a.processes), clock(a.since)]);
+      } else if (a.kind === "foreign") {
+        text = fmt(t("board.alert.foreign"), [where, who, processes(a.processes)]);
+      } else if (a.kind === "spoof") {
+        text = fmt(t("board.alert.spoof"), [where, a.reason]);
       } else {
         text = fmt(t("board.alert.release_warned"), [who, Math.round(a.value)]);
       }

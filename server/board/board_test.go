@@ -153,7 +153,8 @@ func TestBoardSocketSendsSnapshotThenDeltas(t *testing.T) {
 			t.Errorf("a delta carrying samples has no arrival time")
 		}
 	}
-	if c0 := got[uuid0]; c0["state"] != "full" || c0["util"] != 100.0 || c0["mem_used_mib"] != 19818.0 {
+	// At 100 % with no booking holding it, the card is in use unbooked.
+	if c0 := got[uuid0]; c0["state"] != "unbooked" || c0["util"] != 100.0 || c0["mem_used_mib"] != 19818.0 {
 		t.Errorf("card 0 delta %v", c0)
 	}
 	if c1 := got[uuid1]; c1["state"] != "idle" || c1["util"] != 0.0 || c1["host"] != nil {
@@ -277,14 +278,14 @@ func TestPushedSamplesShowOnFleetAPIAndMetrics(t *testing.T) {
 	if fl.Summary.Cards != 2 || fl.Summary.Unregistered != 2 || fl.Summary.Busy != 1 || len(fl.Cards) != 4 {
 		t.Errorf("summary %+v, %d cards", fl.Summary, len(fl.Cards))
 	}
-	if c := fl.Cards[0]; c.UUID != uuid0 || c.State != telemetry.StateFull || c.Processes != 1 || *c.PowerW != 631.95 {
+	if c := fl.Cards[0]; c.UUID != uuid0 || c.State != telemetry.StateUnbooked || c.Processes != 1 || *c.PowerW != 631.95 {
 		t.Errorf("card 0 %+v", c)
 	}
 	m := fe.Client().Get("/metrics").String()
 	for _, want := range []string{
 		`cardhour_gpu_utilization_percent{host="gpu-bj-h800-01",index="0",type="NVIDIA H800 80GB",uuid="` + uuid0 + `"} 100`,
 		`cardhour_gpu_memory_used_mib{host="gpu-bj-h800-01",index="1",type="NVIDIA H800 80GB",uuid="` + uuid1 + `"} 4`,
-		`cardhour_gpu_state{host="gpu-bj-h800-01",index="0",state="full",type="NVIDIA H800 80GB",uuid="` + uuid0 + `"} 1`,
+		`cardhour_gpu_state{host="gpu-bj-h800-01",index="0",state="unbooked",type="NVIDIA H800 80GB",uuid="` + uuid0 + `"} 1`,
 		`cardhour_fleet_unregistered_cards 2`,
 		`cardhour_telemetry_samples_total{result="unknown",source="push"} 2`,
 	} {
@@ -306,7 +307,7 @@ func TestBoardPageWithATokenOrALogin(t *testing.T) {
 	if n := doc.Find(`[data-testid=hosts] [data-testid=tile]`).Length(); n != 4 {
 		t.Errorf("%d tiles, want 4 (2 registered, 2 waiting)", n)
 	}
-	if s, _ := doc.Find(`[data-uuid="` + uuid0 + `"]`).Attr("data-state"); s != "full" {
+	if s, _ := doc.Find(`[data-uuid="` + uuid0 + `"]`).Attr("data-state"); s != "unbooked" {
 		t.Errorf("card 0 tile state %q", s)
 	}
 	if ws, _ := doc.Find(`[data-testid=board]`).Attr("data-ws"); ws != "/ws/board?token="+url.QueryEscape(fe.boardTok) {
@@ -413,7 +414,7 @@ func TestAgentFeedsTheBoardThroughTheAPI(t *testing.T) {
 		t.Fatalf("agent stats %+v", st)
 	}
 	v := fe.Srv.Board().LiveCard(uuid0)
-	if v.State != telemetry.StateFull || !v.LastSample.Equal(at.Truncate(time.Nanosecond)) || v.Processes != 1 || v.Source != telemetry.SourceAgent {
+	if v.State != telemetry.StateUnbooked || !v.LastSample.Equal(at.Truncate(time.Nanosecond)) || v.Processes != 1 || v.Source != telemetry.SourceAgent {
 		t.Errorf("card 0 after the agent's post: %+v", v)
 	}
 }

@@ -261,6 +261,12 @@ func (l *live) scrape(ctx context.Context, sc *telemetry.Scraper) error {
 	return err
 }
 
+// alertKinds are the stored alert of each kind of episode the fleet sees.
+var alertKinds = map[telemetry.EventKind]string{
+	telemetry.EventVRAM:     store.AlertVRAM,
+	telemetry.EventHeldIdle: store.AlertHeldIdle,
+}
+
 // processEvents turns alert episodes into alerts (and notifications).
 func (l *live) processEvents(ctx context.Context) error {
 	events := l.fleet.TakeEvents()
@@ -268,9 +274,9 @@ func (l *live) processEvents(ctx context.Context) error {
 		return nil
 	}
 	for _, e := range events {
-		kind := store.AlertVRAM
-		if e.Kind == telemetry.EventHeldIdle {
-			kind = store.AlertHeldIdle
+		kind, ok := alertKinds[e.Kind]
+		if !ok {
+			continue
 		}
 		var err error
 		if e.Open {

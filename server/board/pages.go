@@ -92,9 +92,22 @@ func (a *Area) boardPage(c echo.Context) error {
 		h.Cards = append(h.Cards, boardTile(cv))
 	}
 	for _, al := range a.live.openAlerts() {
-		b.Alerts = append(b.Alerts, web.BoardAlert{Kind: string(al.Kind), Host: al.Host, Index: al.Index, Team: al.Team, Task: al.Task, Since: al.Since, Value: al.Value})
+		b.Alerts = append(b.Alerts, boardAlert(al))
+	}
+	for _, w := range sum.Waiting {
+		b.Waiting = append(b.Waiting, web.BoardWaiting{CardType: w.CardType, Requests: w.Requests, OldestSince: w.OldestSince})
 	}
 	return response.Render(c, http.StatusOK, web.BoardPage(p, b))
+}
+
+// boardAlert is an open alert as the board's page lists it.
+func boardAlert(al telemetry.AlertView) web.BoardAlert {
+	out := web.BoardAlert{Kind: string(al.Kind), Host: al.Host, Index: al.Index, Team: al.Team, Task: al.Task, Since: al.Since,
+		Value: al.Value, Reason: al.Reason}
+	for _, p := range al.Processes {
+		out.Processes = append(out.Processes, web.BoardProcess{PID: p.PID, Name: p.Name, User: p.User, MemMiB: reading(p.MemMiB)})
+	}
+	return out
 }
 
 func reading(v *float64) float64 {
@@ -107,7 +120,11 @@ func reading(v *float64) float64 {
 func boardTile(cv telemetry.CardView) web.BoardTile {
 	t := web.BoardTile{UUID: cv.UUID, Index: cv.Index, Type: cv.Type, Model: cv.Model, Registered: cv.Registered, State: string(cv.State),
 		Util: reading(cv.Util), MemUsedMiB: reading(cv.MemUsedMiB), MemTotalMiB: reading(cv.MemTotalMiB), TempC: reading(cv.TempC),
-		PowerW: reading(cv.PowerW), LowSince: cv.LowSince}
+		PowerW: reading(cv.PowerW), LowSince: cv.LowSince, SMActive: reading(cv.SMActive), MIG: cv.MIG, Fault: cv.Fault}
+	for _, in := range cv.Instances {
+		t.Instances = append(t.Instances, web.BoardInstance{ID: in.ID, Profile: in.Profile, MemUsedMiB: reading(in.MemUsedMiB),
+			MemTotalMiB: reading(in.MemTotalMiB), SMActive: reading(in.SMActivePct), Processes: in.Processes})
+	}
 	if h := cv.Hold; h != nil {
 		t.Booking = &web.BoardBooking{ID: h.BookingID, Team: h.Team, Task: h.Task, User: h.User, End: h.End}
 	}
