@@ -2,6 +2,7 @@ package board
 
 import (
 	"context"
+	"time"
 
 	"cardhour/telemetry"
 )
@@ -16,4 +17,15 @@ func (a *Area) ParkUnknownNow(ctx context.Context) error { return a.live.parkUnk
 func (a *Area) LiveCard(uuid string) telemetry.CardView {
 	v, _ := a.live.fleet.Card(uuid)
 	return v
+}
+
+// SaveRollupsNow writes every minute rollup and usage the fleet holds.
+func (a *Area) SaveRollupsNow(ctx context.Context) error { return a.live.saveRollups(ctx, time.Time{}) }
+
+// RefreshNow reloads the inventory and the holds, as the loops would.
+func (a *Area) RefreshNow(ctx context.Context) error {
+	if err := a.live.refreshInventory(ctx); err != nil {
+		return err
+	}
+	return a.live.refreshHolds(ctx)
 }

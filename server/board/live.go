@@ -44,7 +44,11 @@ const maxUnsaved = 200000
 
 func newLive(a *Area, reg *prometheus.Registry) *live {
 	l := &live{a: a, warned: map[int64]time.Time{}}
-	l.fleet = telemetry.NewFleet(telemetry.Options{Thresholds: a.Config.Thresholds, Location: a.Config.TZ})
+	// Until a card shows its own rhythm, a sample vouches for a few of its
+	// source's intervals: the agent's second, the DCGM scrape's interval.
+	l.fleet = telemetry.NewFleet(telemetry.Options{Thresholds: a.Config.Thresholds, Location: a.Config.TZ,
+		Intervals: map[telemetry.Source]time.Duration{telemetry.SourceAgent: time.Second, telemetry.SourceDCGM: a.Config.DCGMInterval,
+			telemetry.SourceSimulator: time.Second}})
 	l.metrics = newBoardMetrics(reg, l.fleet)
 	l.hub = newHub(l.fleet, l.openAlerts, l.metrics, defaultHubOptions())
 	return l

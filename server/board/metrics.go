@@ -63,8 +63,15 @@ var (
 	descPower    = prometheus.NewDesc("cardhour_gpu_power_watts", "Board power draw.", cardLabels, nil)
 	descHeld     = prometheus.NewDesc("cardhour_gpu_booked", "1 when a booking holds the card now.", cardLabels, nil)
 	descAge      = prometheus.NewDesc("cardhour_gpu_sample_age_seconds", "Seconds since the card's last sample.", cardLabels, nil)
-	descState    = prometheus.NewDesc("cardhour_gpu_state", "1 for the card's current board state (busy, full, held_idle, idle, offline, maintenance).",
+	descState    = prometheus.NewDesc("cardhour_gpu_state", "1 for the card's current board state (busy, full, held_idle, idle, unbooked, fault, offline, maintenance).",
 		append(cardLabels, "state"), nil)
+	descSM       = prometheus.NewDesc("cardhour_gpu_sm_active_percent", "SM (graphics engine) activity from DCGM; on a MIG card the busiest instance's.", cardLabels, nil)
+	descInstUsed = prometheus.NewDesc("cardhour_gpu_instance_memory_used_mib", "VRAM in use in a MIG GPU instance, MiB.",
+		append(cardLabels, "gpu_instance", "profile"), nil)
+	descInstTotal = prometheus.NewDesc("cardhour_gpu_instance_memory_total_mib", "VRAM of a MIG GPU instance, MiB.",
+		append(cardLabels, "gpu_instance", "profile"), nil)
+	descInstProcs = prometheus.NewDesc("cardhour_gpu_instance_processes", "Compute processes in a MIG GPU instance.",
+		append(cardLabels, "gpu_instance", "profile"), nil)
 	descFleetCards    = prometheus.NewDesc("cardhour_fleet_cards", "Cards on the board by state.", []string{"state"}, nil)
 	descFleetBooked   = prometheus.NewDesc("cardhour_fleet_booked_cards", "Cards a booking holds now.", nil, nil)
 	descFleetBusy     = prometheus.NewDesc("cardhour_fleet_busy_cards", "Cards busy or full now.", nil, nil)
@@ -75,6 +82,7 @@ var (
 
 func (fc *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUtil, descMemUsed, descMemTotal, descTemp, descPower, descHeld, descAge, descState,
+		descSM, descInstUsed, descInstTotal, descInstProcs,
 		descFleetCards, descFleetBooked, descFleetBusy, descFleetUtil, descFleetHeldIdle, descFleetUnreg} {
 		ch <- d
 	}
@@ -97,6 +105,14 @@ func (fc *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descMemTotal, c.MemTotalMiB, labels)
 		gauge(descTemp, c.TempC, labels)
 		gauge(descPower, c.PowerW, labels)
+		gauge(descSM, c.SMActive, labels)
+		for _, in := range c.Instances {
+			il := append(append([]string(nil), labels...), strconv.Itoa(in.ID), in.Profile)
+			gauge(descInstUsed, in.MemUsedMiB, il)
+			gauge(descInstTotal, in.MemTotalMiB, il)
+			n := float64(in.Processes)
+			gauge(descInstProcs, &n, il)
+		}
 		held := 0.0
 		if c.Hold != nil && !now.Before(c.Hold.Start) && now.Before(c.Hold.End) {
 			held = 1
