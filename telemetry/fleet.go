@@ -56,20 +56,20 @@ func (h *Hold) covers(t time.Time) bool {
 
 // CardView is one card as the board, the API and the metrics see it.
 type CardView struct {
-	UUID        string    `json:"uuid"`
-	CardID      int64     `json:"card_id,omitempty"`
-	Host        string    `json:"host"`
-	Index       int       `json:"index"`
-	Type        string    `json:"card_type"`
-	Model       string    `json:"model,omitempty"`
-	Registered  bool      `json:"registered"`
-	State       State     `json:"state"`
-	Util        *float64  `json:"util"`
-	MemUsedMiB  *float64  `json:"mem_used_mib"`
-	MemTotalMiB *float64  `json:"mem_total_mib"`
-	TempC       *float64  `json:"temp_c"`
-	PowerW      *float64  `json:"power_w"`
-	Processes   int       `json:"processes"`
+	UUID        string   `json:"uuid"`
+	CardID      int64    `json:"card_id,omitempty"`
+	Host        string   `json:"host"`
+	Index       int      `json:"index"`
+	Type        string   `json:"card_type"`
+	Model       string   `json:"model,omitempty"`
+	Registered  bool     `json:"registered"`
+	State       State    `json:"state"`
+	Util        *float64 `json:"util"`
+	MemUsedMiB  *float64 `json:"mem_used_mib"`
+	MemTotalMiB *float64 `json:"mem_total_mib"`
+	TempC       *float64 `json:"temp_c"`
+	PowerW      *float64 `json:"power_w"`
+	Processes   int      `json:"processes"`
 	// SMActive is engine activity (DCGM's GR_ENGINE_ACTIVE), a different
 	// measure from Util: on a MIG card, the busiest instance's.
 	SMActive    *float64   `json:"sm_active"`
@@ -78,10 +78,10 @@ type CardView struct {
 	ProcessList []Process  `json:"process_list,omitempty"`
 	Fault       string     `json:"fault,omitempty"` // the fault reading, or the inventory's reason
 	LastSample  time.Time  `json:"last_sample"`
-	LowSince    time.Time `json:"low_since"`
-	Hold        *Hold     `json:"booking"`
-	Source      Source    `json:"source,omitempty"`
-	Arrival     time.Time `json:"-"`
+	LowSince    time.Time  `json:"low_since"`
+	Hold        *Hold      `json:"booking"`
+	Source      Source     `json:"source,omitempty"`
+	Arrival     time.Time  `json:"-"`
 }
 
 // Summary is the fleet's figures at a glance.
