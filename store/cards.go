@@ -12,14 +12,17 @@ import (
 	"cardhour/errs"
 )
 
-// Card statuses. Only active cards can be booked.
+// Card statuses. Only active cards can be booked. A card becomes faulty
+// through MarkCardFault (its telemetry says so) and active again only
+// through ClearCardFault (an admin says so), never through a form.
 const (
 	CardActive      = "active"
 	CardMaintenance = "maintenance"
 	CardRetired     = "retired"
+	CardFault       = "fault"
 )
 
-// CardStatuses lists the statuses in the order shown.
+// CardStatuses lists the statuses an admin sets, in the order shown.
 var CardStatuses = []string{CardActive, CardMaintenance, CardRetired}
 
 // Card is one GPU. It is keyed by its uuid: the index nvidia-smi reports can
@@ -33,6 +36,9 @@ type Card struct {
 	Status     string    `json:"status"`
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
+	// FaultReason and FaultAt say why and since when a faulty card is.
+	FaultReason string     `json:"fault_reason,omitempty"`
+	FaultAt     *time.Time `json:"fault_at,omitempty"`
 }
 
 // CardView is a card with its host and type names, for lists.
@@ -67,7 +73,9 @@ func validCardStatus(s string) bool {
 	return s == CardActive || s == CardMaintenance || s == CardRetired
 }
 
-func (in *CardInput) validate(op string) error {
+// validate checks the input. keepFault admits the fault status, which an
+// update may carry over on a card that is faulty already.
+func (in *CardInput) validate(op string, keepFault bool) error {
 	in.UUID = strings.TrimSpace(in.UUID)
 	if in.Status == "" {
 		in.Status = CardActive
@@ -77,7 +85,7 @@ func (in *CardInput) validate(op string) error {
 	v.Check(in.GPUIndex >= 0 && in.GPUIndex < 1024, "index", "card.index_range")
 	v.Check(in.HostID > 0, "host_id", "host.not_found")
 	v.Check(in.CardTypeID > 0, "card_type_id", "cardtype.not_found")
-	v.Check(validCardStatus(in.Status), "status", "card.status_invalid")
+	v.Check(validCardStatus(in.Status) || keepFault && in.Status == CardFault, "status", "card.status_invalid")
 	return v.Err()
 }
 
@@ -100,7 +108,7 @@ func checkCardRefs(tx *gorm.DB, op string, in CardInput) error {
 // CreateCard adds a card.
 func (s *Store) CreateCard(ctx context.Context, in CardInput) (*Card, error) {
 	const op = "store.CreateCard"
-	if err := in.validate(op); err != nil {
+	if err := in.validate(op, false); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -126,13 +134,16 @@ func (s *Store) CreateCard(ctx context.Context, in CardInput) (*Card, error) {
 // UpdateCard replaces a card's fields; retiring is an update to status.
 func (s *Store) UpdateCard(ctx context.Context, id int64, in CardInput) (*Card, error) {
 	const op = "store.UpdateCard"
-	if err := in.validate(op); err != nil {
+	if err := in.validate(op, true); err != nil {
 		return nil, err
 	}
 	var c Card
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
 		if err := tx.First(&c, id).Error; err != nil {
 			return withKey(translate(op, err), "card.not_found")
+		}
+		if in.Status == CardFault && c.Status != CardFault {
+			return fieldErr(op, "status", "card.status_invalid") // MarkCardFault makes a card faulty
 		}
 		if err := checkCardRefs(tx, op, in); err != nil {
 			return err
@@ -142,6 +153,9 @@ func (s *Store) UpdateCard(ctx context.Context, id int64, in CardInput) (*Card, 
 		}
 		before := c
 		c.UUID, c.GPUIndex, c.HostID, c.CardTypeID, c.Status = in.UUID, in.GPUIndex, in.HostID, in.CardTypeID, in.Status
+		if c.Status != CardFault {
+			c.FaultReason, c.FaultAt = "", nil
+		}
 		c.UpdatedAt = s.now()
 		if err := tx.Save(&c).Error; err != nil {
 			return err

@@ -91,7 +91,9 @@ func (s *Store) SeedDemo(ctx context.Context, loc *time.Location) error {
 	}
 	users := map[string]*User{}
 	for _, p := range people {
-		u, err := s.CreateUser(ctx, UserCreate{Username: p.username, DisplayName: p.name, Email: p.username + "@example.cn", Password: DemoPassword, Role: p.role})
+		// Each runs GPU processes as their own login name.
+		u, err := s.CreateUser(ctx, UserCreate{Username: p.username, DisplayName: p.name, Email: p.username + "@example.cn", Password: DemoPassword, Role: p.role,
+			OSAccounts: []string{p.username}})
 		if err != nil {
 			return fmt.Errorf("demo user %s: %w", p.username, err)
 		}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -35,6 +36,23 @@ func TestSeedDemo(t *testing.T) {
 		}
 		if _, err := st.Authenticate(ctx, "admin", store.DemoPassword); err == nil {
 			t.Error("the demo set admin's password")
+		}
+		// Each demo person runs GPU processes as their login name.
+		if u, err := st.FindUserByUsername(ctx, "lihua"); err != nil || !slices.Equal(u.OSAccounts, []string{"lihua"}) {
+			t.Errorf("demo user lihua: %+v %v", u, err)
+		}
+		accounts, err := st.TeamOSAccounts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var llm []string
+		for _, names := range accounts {
+			if slices.Contains(names, "lihua") {
+				llm = names
+			}
+		}
+		if !slices.Equal(llm, []string{"lihua", "wangfang"}) {
+			t.Errorf("the LLM team's OS accounts are %v, want lihua and wangfang (all teams: %v)", llm, accounts)
 		}
 		assertAuditTableHasNoSecrets(t, st)
 	})

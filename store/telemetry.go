@@ -556,3 +556,27 @@ func (s *Store) FindBookingUsage(ctx context.Context, bookingID int64) (*Booking
 	}
 	return out, nil
 }
+
+// Page size limits of FindPendingCardsPage.
+const maxPendingPage = 500
+
+// FindPendingCardsPage lists a page of the cards waiting for registration,
+// newest first, with how many wait in all. limit is 1 to 500.
+func (s *Store) FindPendingCardsPage(ctx context.Context, limit, offset int) ([]PendingCard, int64, error) {
+	const op = "store.FindPendingCardsPage"
+	v := errs.NewValidation(op)
+	v.Check(limit >= 1 && limit <= maxPendingPage, "limit", "field.limit_range")
+	v.Check(offset >= 0, "offset", "field.offset_range")
+	if err := v.Err(); err != nil {
+		return nil, 0, err
+	}
+	var total int64
+	if err := s.read(ctx).Model(&PendingCard{}).Count(&total).Error; err != nil {
+		return nil, 0, translate(op, err)
+	}
+	var out []PendingCard
+	if err := s.read(ctx).Order("first_seen_at DESC, id DESC").Limit(limit).Offset(offset).Find(&out).Error; err != nil {
+		return nil, 0, translate(op, err)
+	}
+	return out, total, nil
+}

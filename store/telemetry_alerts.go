@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -17,6 +18,10 @@ const (
 	AlertHeldIdle      = "held_idle"      // booked, and idle longer than the threshold
 	AlertReleaseWarned = "release_warned" // the auto-release policy warned the booking
 	AlertReleased      = "auto_released"  // the auto-release policy released the booking
+	AlertFault         = "fault"          // the card reports itself unhealthy (reset required, unknown error, XID)
+	AlertUnbooked      = "unbooked"       // load or VRAM in use on a card no booking holds
+	AlertForeign       = "foreign"        // a booked card runs processes of someone outside the booking's team
+	AlertSpoof         = "spoof"          // a push for a card known under another host, or from a host the token is not bound to
 )
 
 // Alert is one episode of a condition on a card or a booking: it opens
@@ -30,6 +35,11 @@ type Alert struct {
 	Value     float64    `json:"value"`
 	StartedAt time.Time  `json:"started_at"`
 	EndedAt   *time.Time `json:"ended_at"`
+	// Detail is what the episode is about beyond its card and booking (the
+	// processes seen, the host a push named), a JSON object; DetailJSON is
+	// its column.
+	Detail     json.RawMessage `json:"detail,omitempty" gorm:"-"`
+	DetailJSON *string         `json:"-" gorm:"column:detail"`
 }
 
 // TableName maps Alert to its table.
@@ -48,10 +58,16 @@ type AlertView struct {
 // AlertInput opens an alert.
 type AlertInput struct {
 	Kind      string
-	CardID    int64 // 0 for a booking-wide alert
+	CardID    int64 // 0 for a booking-wide alert, or a spoofed push naming no known card
 	BookingID int64 // 0 when no booking holds the card
 	Value     float64
 	At        time.Time
+	// Detail, when not nil, is stored as JSON (a json.RawMessage as it is).
+	// An alert on neither a card nor a booking (a spoof from a host the
+	// token is not bound to) is told apart from others of its kind by its
+	// detail, which should then hold "host" and "token": the notification
+	// names them.
+	Detail any
 }
 
 // reopenWindow is how soon after its end an episode of the same condition
@@ -70,26 +86,46 @@ func (s *Store) OpenAlert(ctx context.Context, in AlertInput) (*Alert, bool, err
 	if at.IsZero() {
 		at = s.now()
 	}
+	if err := checkAlertInput(op, in); err != nil {
+		return nil, false, err
+	}
+	var detail *string
+	if in.Detail != nil {
+		b, err := json.Marshal(in.Detail)
+		if err != nil {
+			return nil, false, errs.Internalf(op, "alert detail: %w", err)
+		}
+		d := string(b)
+		detail = &d
+	}
 	var out Alert
 	created := false
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
 		q := tx.Where("kind = ?", in.Kind)
 		q = whereID(q, "card_id", in.CardID)
 		q = whereID(q, "booking_id", in.BookingID)
+		if in.CardID == 0 && in.BookingID == 0 && detail != nil {
+			q = q.Where("detail = ?", *detail)
+		}
 		var prev []Alert
 		if err := q.Where("(ended_at IS NULL OR ended_at > ?)", at.Add(-reopenWindow)).Order("id DESC").Limit(1).Find(&prev).Error; err != nil {
 			return err
 		}
 		if len(prev) == 1 {
 			out = prev[0]
-			if out.EndedAt != nil {
+			// The newest detail (the processes seen now) replaces the old.
+			newDetail := detail != nil && (out.DetailJSON == nil || *out.DetailJSON != *detail)
+			if out.EndedAt != nil || newDetail {
 				out.EndedAt = nil
 				out.Value = math.Max(out.Value, in.Value)
+				if detail != nil {
+					out.DetailJSON = detail
+				}
 				return tx.Save(&out).Error
 			}
 			return nil
 		}
-		out = Alert{Kind: in.Kind, Value: in.Value, StartedAt: at}
+		out = Alert{Kind: in.Kind, Value: in.Value, StartedAt: at, DetailJSON: detail}
 		if in.CardID != 0 {
 			id := in.CardID
 			out.CardID = &id
@@ -102,6 +138,10 @@ func (s *Store) OpenAlert(ctx context.Context, in AlertInput) (*Alert, bool, err
 			return err
 		}
 		created = true
+		switch in.Kind {
+		case AlertFault, AlertUnbooked, AlertForeign, AlertSpoof:
+			return s.notifyAdminAlert(tx, &out)
+		}
 		if in.BookingID == 0 {
 			return nil
 		}
@@ -110,7 +150,16 @@ func (s *Store) OpenAlert(ctx context.Context, in AlertInput) (*Alert, bool, err
 	if err != nil {
 		return nil, false, err
 	}
+	out.fillDetail()
 	return &out, created, nil
+}
+
+// fillDetail sets Detail from the column.
+func (a *Alert) fillDetail() {
+	a.Detail = nil
+	if a.DetailJSON != nil && *a.DetailJSON != "" {
+		a.Detail = json.RawMessage(*a.DetailJSON)
+	}
 }
 
 func whereID(q *gorm.DB, col string, id int64) *gorm.DB {
@@ -220,6 +269,7 @@ func scanAlerts(q *gorm.DB, op string) ([]AlertView, error) {
 		return nil, translate(op, err)
 	}
 	for i := range out {
+		out[i].fillDetail()
 		out[i].StartedAt = out[i].StartedAt.UTC()
 		if out[i].EndedAt != nil {
 			e := out[i].EndedAt.UTC()
@@ -243,7 +293,7 @@ func (s *Store) FindBookingAlerts(ctx context.Context, bookingID int64) ([]Alert
 // without closing them); the live state opens them again if they persist.
 func (s *Store) CloseStaleAlerts(ctx context.Context, t time.Time) (int64, error) {
 	res := s.read(ctx).Model(&Alert{}).Where("ended_at IS NULL AND started_at < ? AND kind IN ?", t.UTC(),
-		[]string{AlertVRAM, AlertHeldIdle, AlertReleaseWarned}).Update("ended_at", t.UTC())
+		[]string{AlertVRAM, AlertHeldIdle, AlertReleaseWarned, AlertFault, AlertUnbooked, AlertForeign, AlertSpoof}).Update("ended_at", t.UTC())
 	return res.RowsAffected, translate("store.CloseStaleAlerts", res.Error)
 }
 

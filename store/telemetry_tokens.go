@@ -40,9 +40,26 @@ func requireAdmin(ctx context.Context, tx *gorm.DB, op string) (*User, error) {
 	return u, nil
 }
 
+// Limits of an agent token's hosts.
+const (
+	MaxTokenHosts    = 64
+	tokenHostsWidth  = 1000 // characters of api_tokens.hosts
+	tokenHostsField  = "hosts"
+	tokenHostInvalid = "token.host_invalid"
+)
+
+// tokenHostRule is the push endpoint's host rule, for the hosts an agent
+// token may report.
+var tokenHostRule = nameRule{field: tokenHostsField, pattern: hostNamePattern, lower: true, max: MaxTokenHosts, width: tokenHostsWidth,
+	invalid: tokenHostInvalid, tooMany: "token.hosts_too_many", tooLong: "token.hosts_too_long"}
+
 // CreateTelemetryToken issues an agent or board token; only admins may.
-// The secret is returned once and stored only as its hash.
-func (s *Store) CreateTelemetryToken(ctx context.Context, kind, name string) (*APIToken, string, error) {
+// The secret is returned once and stored only as its hash. hosts binds an
+// agent token to the host names it may report (lowercased, duplicates
+// dropped, at most MaxTokenHosts); an agent token issued without any is
+// bound to the first host it reports (BindTokenHost). A board token takes
+// no hosts.
+func (s *Store) CreateTelemetryToken(ctx context.Context, kind, name string, hosts ...string) (*APIToken, string, error) {
 	const op = "store.CreateTelemetryToken"
 	name = strings.TrimSpace(name)
 	if name == "" {
@@ -53,6 +70,13 @@ func (s *Store) CreateTelemetryToken(ctx context.Context, kind, name string) (*A
 	v.Check(len([]rune(name)) <= 100, "name", "field.too_long")
 	if err := v.Err(); err != nil {
 		return nil, "", err
+	}
+	bound, err := tokenHostRule.clean(op, hosts)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(bound) > 0 && kind != TokenAgent {
+		return nil, "", fieldErr(op, tokenHostsField, "token.hosts_agent_only")
 	}
 	prefix := "cha_"
 	if kind == TokenBoard {
@@ -68,7 +92,7 @@ func (s *Store) CreateTelemetryToken(ctx context.Context, kind, name string) (*A
 		if err != nil {
 			return err
 		}
-		t = &APIToken{UserID: u.ID, Name: name, Kind: kind, Prefix: secret[:8], TokenHash: hash, CreatedAt: s.now()}
+		t = &APIToken{UserID: u.ID, Name: name, Kind: kind, Prefix: secret[:8], TokenHash: hash, CreatedAt: s.now(), Hosts: bound}
 		if err := tx.Create(t).Error; err != nil {
 			return err
 		}
@@ -133,4 +157,47 @@ func (s *Store) RevokeTelemetryToken(ctx context.Context, id int64) error {
 		return err
 	}
 	return s.RevokeAPIToken(ctx, id, 0)
+}
+
+// MayReport tells whether the token may report samples of host (case
+// does not matter). A token bound to no host yet may not: the caller binds
+// it first (BindTokenHost).
+func (t APIToken) MayReport(host string) bool { return t.Hosts.Has(host) }
+
+// BindTokenHost records host as the host an agent token bound to none
+// reports, and returns the hosts the token is bound to after the call. A
+// token bound already keeps its hosts: of two processes binding two first
+// hosts at once, one wins and both are told the winner (one UPDATE … WHERE
+// hosts = ”). The binding is audited as made by the telemetry unless ctx
+// names an actor.
+func (s *Store) BindTokenHost(ctx context.Context, tokenID int64, host string) (bound []string, err error) {
+	const op = "store.BindTokenHost"
+	h := strings.ToLower(strings.TrimSpace(host))
+	if !hostNamePattern.MatchString(h) {
+		return nil, &errs.Error{Code: errs.Invalid, Op: op, Key: tokenHostInvalid, Args: []any{h}, Fields: map[string]string{"host": tokenHostInvalid}}
+	}
+	if _, ok := ctx.Value(actorKey{}).(Actor); !ok {
+		ctx = WithActor(ctx, Actor{Username: "telemetry"})
+	}
+	var t APIToken
+	err = s.tx(ctx, op, func(tx *gorm.DB) error {
+		res := tx.Model(&APIToken{}).Where("id = ? AND kind = ? AND hosts = ? AND revoked_at IS NULL", tokenID, TokenAgent, "").
+			Update("hosts", h)
+		if res.Error != nil {
+			return res.Error
+		}
+		if err := tx.Where("id = ? AND kind = ?", tokenID, TokenAgent).First(&t).Error; err != nil {
+			return withKey(translate(op, err), "token.not_found")
+		}
+		if res.RowsAffected == 0 {
+			return nil
+		}
+		before := t
+		before.Hosts = nil
+		return s.audit(ctx, tx, "bind_host", "api_token", t.ID, t.Name+": "+h, before, t)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t.Hosts, nil
 }

@@ -28,6 +28,9 @@ type APIToken struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	LastUsedAt *time.Time `json:"last_used_at"`
 	RevokedAt  *time.Time `json:"revoked_at"`
+	// Hosts are the host names an agent token may report (lowercased);
+	// none until it is issued for hosts or reports its first one.
+	Hosts NameList `json:"hosts,omitempty"`
 }
 
 // CreateAPIToken issues a token for the user and returns its secret once.
@@ -108,7 +111,8 @@ func (s *Store) readTokenUser(ctx context.Context, hash string) (*APIToken, *Use
 	err := s.read(ctx).Table("api_tokens t").
 		Select("t.*, u.id AS u_id, u.username AS u_username, u.display_name AS u_display_name, u.email AS u_email, "+
 			"u.password_hash AS u_password_hash, u.role AS u_role, u.disabled AS u_disabled, "+
-			"u.password_changed_at AS u_password_changed_at, u.created_at AS u_created_at, u.updated_at AS u_updated_at").
+			"u.password_changed_at AS u_password_changed_at, u.created_at AS u_created_at, u.updated_at AS u_updated_at, "+
+			"u.os_accounts AS u_os_accounts").
 		Joins("JOIN users u ON u.id = t.user_id").
 		Where("t.token_hash = ? AND t.kind = ? AND t.revoked_at IS NULL", hash, TokenUser).
 		Take(&row).Error

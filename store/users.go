@@ -55,7 +55,21 @@ type User struct {
 	PasswordChangedAt time.Time `json:"password_changed_at"`
 	CreatedAt         time.Time `json:"created_at"`
 	UpdatedAt         time.Time `json:"updated_at"`
+	// OSAccounts are the OS account names the person runs GPU processes
+	// as: a process of one of them on a card booked by another team is
+	// foreign use.
+	OSAccounts NameList `json:"os_accounts" gorm:"column:os_accounts"`
 }
+
+// Limits of a user's OS accounts.
+const (
+	MaxOSAccounts   = 16
+	osAccountsWidth = 500 // characters of users.os_accounts
+)
+
+// osAccountRule is the rule of a Linux account name (useradd's default).
+var osAccountRule = nameRule{field: "os_accounts", pattern: regexp.MustCompile(`^[a-z_][a-z0-9_.-]{0,31}$`), max: MaxOSAccounts,
+	width: osAccountsWidth, invalid: "user.os_account_invalid", tooMany: "user.os_accounts_too_many", tooLong: "user.os_accounts_too_long"}
 
 // Name is what the UI shows for the user.
 func (u User) Name() string {
@@ -72,6 +86,8 @@ type UserCreate struct {
 	Email       string `json:"email" form:"email"`
 	Password    string `json:"password" form:"password"`
 	Role        string `json:"role" form:"role"`
+	// OSAccounts: see User.OSAccounts.
+	OSAccounts []string `json:"os_accounts,omitempty" form:"os_accounts"`
 	// bootstrap skips the length rule for the first admin.
 	bootstrap bool
 }
@@ -83,6 +99,8 @@ type UserUpdate struct {
 	Role        *string `json:"role"`
 	Disabled    *bool   `json:"disabled"`
 	Password    *string `json:"password"`
+	// OSAccounts, when set, replaces the user's OS accounts.
+	OSAccounts *[]string `json:"os_accounts,omitempty"`
 }
 
 // UserFilter narrows FindUsers.
@@ -129,13 +147,17 @@ func (s *Store) CreateUser(ctx context.Context, in UserCreate) (*User, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
+	accounts, err := osAccountRule.clean(op, in.OSAccounts)
+	if err != nil {
+		return nil, err
+	}
 	hash, err := hashPassword(op, in.Password)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
 	u := &User{Username: in.Username, DisplayName: in.DisplayName, Email: in.Email, PasswordHash: hash,
-		Role: in.Role, PasswordChangedAt: now, CreatedAt: now, UpdatedAt: now}
+		Role: in.Role, PasswordChangedAt: now, CreatedAt: now, UpdatedAt: now, OSAccounts: accounts}
 	err = s.tx(ctx, op, func(tx *gorm.DB) error {
 		if err := tx.Create(u).Error; err != nil {
 			return err
@@ -222,6 +244,13 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
+	var accounts NameList
+	if up.OSAccounts != nil {
+		var err error
+		if accounts, err = osAccountRule.clean(op, *up.OSAccounts); err != nil {
+			return nil, err
+		}
+	}
 	var hash string
 	if up.Password != nil {
 		h, err := hashPassword(op, *up.Password)
@@ -249,6 +278,9 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 		}
 		if up.Disabled != nil {
 			u.Disabled = *up.Disabled
+		}
+		if up.OSAccounts != nil {
+			u.OSAccounts = accounts
 		}
 		if hash != "" {
 			u.PasswordHash = hash

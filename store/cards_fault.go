@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"cardhour/errs"
+)
+
+// faultReasonWidth is what cards.fault_reason holds.
+const faultReasonWidth = 200
+
+// MarkCardFault takes an active card out of service because its telemetry
+// reports it unhealthy (a reset-required or unknown-error reading, XID
+// errors): it becomes faulty with the reason and the time, and no booking is
+// placed on it until an admin clears it. A card under maintenance, retired
+// or faulty already is left as it is (changed is false; nothing is written
+// or audited), so the caller may report every faulty sample. Bookings
+// already on the card are not touched. The change is audited as made by the
+// telemetry unless ctx names an actor.
+//
+// It is written as UpdateCard writes a status: under the card type's lock,
+// whose generation tells every process's placement book to read the cards
+// again.
+func (s *Store) MarkCardFault(ctx context.Context, cardID int64, reason string, at time.Time) (changed bool, err error) {
+	const op = "store.MarkCardFault"
+	reason = truncate(strings.TrimSpace(reason), faultReasonWidth)
+	at = at.UTC().Truncate(time.Microsecond)
+	if at.IsZero() {
+		at = s.now()
+	}
+	if _, ok := ctx.Value(actorKey{}).(Actor); !ok {
+		ctx = WithActor(ctx, Actor{Username: "telemetry"})
+	}
+	// Read first, outside any lock: a card that is not active changes
+	// nothing, and a sample of a card faulty already must not take the
+	// type's lock (and make every book be read again).
+	var c Card
+	if err := s.read(ctx).First(&c, cardID).Error; err != nil {
+		return false, withKey(translate(op, err), "card.not_found")
+	}
+	if c.Status != CardActive {
+		return false, nil
+	}
+	err = s.tx(ctx, op, func(tx *gorm.DB) error {
+		if err := s.changeCardsOf(tx, c.CardTypeID); err != nil {
+			return err
+		}
+		before := c
+		// Only an active card of the type just locked: one changed
+		// meanwhile (retired, moved, faulty through another process) is
+		// left as the other change made it.
+		res := tx.Model(&Card{}).Where("id = ? AND card_type_id = ? AND status = ?", cardID, c.CardTypeID, CardActive).
+			Updates(map[string]any{"status": CardFault, "fault_reason": reason, "fault_at": at, "updated_at": s.now()})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return nil
+		}
+		changed = true
+		if err := tx.First(&c, cardID).Error; err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, "fault", "card", c.ID, truncate(c.UUID+": "+reason, 255), before, c)
+	})
+	if err != nil {
+		return false, err
+	}
+	return changed, nil
+}
+
+// ClearCardFault returns a faulty card to service; only admins may. A card
+// that is not faulty is a conflict (card.not_faulty).
+func (s *Store) ClearCardFault(ctx context.Context, cardID int64) (*Card, error) {
+	const op = "store.ClearCardFault"
+	var c Card
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		if _, err := requireAdmin(ctx, tx, op); err != nil {
+			return err
+		}
+		if err := tx.First(&c, cardID).Error; err != nil {
+			return withKey(translate(op, err), "card.not_found")
+		}
+		if err := s.changeCardsOf(tx, c.CardTypeID); err != nil {
+			return err
+		}
+		// Read again under the lock: the card may have changed since.
+		if err := tx.First(&c, cardID).Error; err != nil {
+			return withKey(translate(op, err), "card.not_found")
+		}
+		if c.Status != CardFault {
+			return errs.E(errs.Conflict, op, "card.not_faulty")
+		}
+		before := c
+		c.Status, c.FaultReason, c.FaultAt, c.UpdatedAt = CardActive, "", nil, s.now()
+		if err := tx.Save(&c).Error; err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, "clear_fault", "card", c.ID, c.UUID, before, c)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}

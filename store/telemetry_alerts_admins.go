@@ -1,0 +1,137 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"cardhour/errs"
+)
+
+// Notification keys of the alerts admins are told about. Args: the card's
+// host and index; for AlertForeign also the booking's id; for a spoofed
+// push naming no known card (NotifyAlertSpoofHost) the host it named and
+// the token's name.
+const (
+	NotifyAlertFault     = "notify.alert_fault"
+	NotifyAlertUnbooked  = "notify.alert_unbooked"
+	NotifyAlertForeign   = "notify.alert_foreign"
+	NotifyAlertSpoof     = "notify.alert_spoof"
+	NotifyAlertSpoofHost = "notify.alert_spoof_host"
+)
+
+// AdminAlertKeys lists the notification keys of the admin alerts, for the
+// test that each has its messages.
+func AdminAlertKeys() []string {
+	return []string{NotifyAlertFault, NotifyAlertUnbooked, NotifyAlertForeign, NotifyAlertSpoof, NotifyAlertSpoofHost}
+}
+
+// adminAlertLink is where an admin reads about the fleet's alerts.
+const adminAlertLink = "/admin/telemetry"
+
+// checkAlertInput refuses an alert that would tell nobody what it is about.
+func checkAlertInput(op string, in AlertInput) error {
+	switch in.Kind {
+	case AlertFault, AlertUnbooked:
+		if in.CardID == 0 {
+			return fieldErr(op, "card_id", "alert.card_required")
+		}
+	case AlertForeign:
+		if in.CardID == 0 {
+			return fieldErr(op, "card_id", "alert.card_required")
+		}
+		if in.BookingID == 0 {
+			return fieldErr(op, "booking_id", "alert.booking_required")
+		}
+	}
+	return nil
+}
+
+// notifyAdminAlert tells every enabled admin about a fault, an unbooked or
+// foreign use, or a spoofed push; a fault on a booked card tells the
+// booking's owner and its team's managers as well.
+func (s *Store) notifyAdminAlert(tx *gorm.DB, a *Alert) error {
+	var admins []int64
+	if err := tx.Model(&User{}).Where("role = ? AND disabled = ?", RoleAdmin, false).Order("id").Pluck("id", &admins).Error; err != nil {
+		return err
+	}
+	links := map[int64]string{}
+	var to []int64
+	add := func(uid int64, link string) {
+		if _, seen := links[uid]; !seen {
+			to = append(to, uid)
+			links[uid] = link
+		}
+	}
+	if a.Kind == AlertFault && a.BookingID != nil {
+		// The holder first: their link is their booking.
+		var b Booking
+		if err := tx.First(&b, *a.BookingID).Error; err != nil {
+			return err
+		}
+		link := fmt.Sprintf("/bookings/%d", b.ID)
+		add(b.UserID, link)
+		var managers []int64
+		if err := tx.Model(&Membership{}).Where("team_id = ? AND role = ?", b.TeamID, TeamRoleManager).Order("user_id").Pluck("user_id", &managers).Error; err != nil {
+			return err
+		}
+		for _, m := range managers {
+			add(m, link)
+		}
+	}
+	for _, id := range admins {
+		add(id, adminAlertLink)
+	}
+	key, args, err := adminAlertMessage(tx, a)
+	if err != nil {
+		return err
+	}
+	for _, uid := range to {
+		if err := s.notify(tx, uid, "alert_"+a.Kind, key, links[uid], args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// adminAlertMessage is the message key and arguments of an admin alert.
+func adminAlertMessage(tx *gorm.DB, a *Alert) (string, []any, error) {
+	if a.CardID == nil {
+		if a.Kind != AlertSpoof {
+			return "", nil, errs.Internalf("store.notifyAdminAlert", "%s alert without a card", a.Kind)
+		}
+		var d struct {
+			Host  string `json:"host"`
+			Token string `json:"token"`
+		}
+		if a.DetailJSON != nil {
+			_ = json.Unmarshal([]byte(*a.DetailJSON), &d) // a detail of another shape names nothing
+		}
+		return NotifyAlertSpoofHost, []any{d.Host, d.Token}, nil
+	}
+	var c struct {
+		HostName string
+		GPUIndex int `gorm:"column:gpu_index"`
+	}
+	if err := tx.Table("cards c").Select("h.name AS host_name, c.gpu_index").Joins("JOIN hosts h ON h.id = c.host_id").
+		Where("c.id = ?", *a.CardID).Scan(&c).Error; err != nil {
+		return "", nil, err
+	}
+	args := []any{c.HostName, c.GPUIndex}
+	switch a.Kind {
+	case AlertFault:
+		return NotifyAlertFault, args, nil
+	case AlertUnbooked:
+		return NotifyAlertUnbooked, args, nil
+	case AlertForeign:
+		var id int64
+		if a.BookingID != nil {
+			id = *a.BookingID
+		}
+		return NotifyAlertForeign, append(args, id), nil
+	case AlertSpoof:
+		return NotifyAlertSpoof, args, nil
+	}
+	return "", nil, errs.Internalf("store.notifyAdminAlert", "unknown alert kind %q", a.Kind)
+}
