@@ -74,7 +74,8 @@ func (s *Store) MarkCardFault(ctx context.Context, cardID int64, reason string, 
 }
 
 // ClearCardFault returns a faulty card to service; only admins may. A card
-// that is not faulty is a conflict (card.not_faulty).
+// that is not faulty is a conflict (card.not_faulty). Its open fault
+// alert ends with it.
 func (s *Store) ClearCardFault(ctx context.Context, cardID int64) (*Card, error) {
 	const op = "store.ClearCardFault"
 	var c Card
@@ -96,8 +97,14 @@ func (s *Store) ClearCardFault(ctx context.Context, cardID int64) (*Card, error)
 			return errs.E(errs.Conflict, op, "card.not_faulty")
 		}
 		before := c
-		c.Status, c.FaultReason, c.FaultAt, c.UpdatedAt = CardActive, "", nil, s.now()
+		now := s.now()
+		c.Status, c.FaultReason, c.FaultAt, c.UpdatedAt = CardActive, "", nil, now
 		if err := tx.Save(&c).Error; err != nil {
+			return err
+		}
+		// The fault episode ends with the admin's word, not with the next
+		// healthy-looking sample.
+		if err := tx.Model(&Alert{}).Where("kind = ? AND card_id = ? AND ended_at IS NULL", AlertFault, c.ID).Update("ended_at", now).Error; err != nil {
 			return err
 		}
 		return s.audit(ctx, tx, "clear_fault", "card", c.ID, c.UUID, before, c)

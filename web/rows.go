@@ -12,4 +12,5 @@ type CardRow struct {
 	CardTypeName string
 	VRAMGiB      int
 	Status       string
+	FaultReason  string // why a faulty card was taken out of new bookings
 }

@@ -209,6 +209,41 @@ func (a *Area) retireCardForm(c echo.Context) error {
 	return a.Pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "card.retired_flash", cardLabel(cd)))
 }
 
+// clearFaultForm returns a faulty card to service.
+func (a *Area) clearFaultForm(c echo.Context) error {
+	id, err := request.PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	cd, err := a.Store.FindCardByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	if _, err := a.Store.ClearCardFault(c.Request().Context(), id); err != nil {
+		if msg, ok := response.Refusal(request.Lang(c), err); ok {
+			return a.Pages.RedirectWithFlash(c, "/admin/cards", msg)
+		}
+		return err
+	}
+	return a.Pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "card.fault_cleared", cardLabel(cd)))
+}
+
+// apiClearFault returns a faulty card to service.
+func (a *Area) apiClearFault(c echo.Context) error {
+	id, err := request.PathID(c, "id")
+	if err != nil {
+		return err
+	}
+	if _, err := a.Store.ClearCardFault(c.Request().Context(), id); err != nil {
+		return err
+	}
+	cd, err := a.Store.FindCardByID(c.Request().Context(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cd)
+}
+
 func (a *Area) deleteCardForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {

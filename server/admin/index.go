@@ -11,7 +11,7 @@ import (
 
 func cardRow(cd store.CardView) web.CardRow {
 	return web.CardRow{ID: cd.ID, UUID: cd.UUID, GPUIndex: cd.GPUIndex, HostID: cd.HostID, HostName: cd.HostName,
-		Zone: cd.Zone, CardTypeID: cd.CardTypeID, CardTypeName: cd.CardTypeName, VRAMGiB: cd.VRAMGiB, Status: cd.Status}
+		Zone: cd.Zone, CardTypeID: cd.CardTypeID, CardTypeName: cd.CardTypeName, VRAMGiB: cd.VRAMGiB, Status: cd.Status, FaultReason: cd.FaultReason}
 }
 
 func (a *Area) adminIndex(c echo.Context) error {

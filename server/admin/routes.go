@@ -122,6 +122,7 @@ func (a *Area) cardsRoutes() []route.Route {
 		route.New(route.GET, "/admin/cards/:id", route.Admin, a.editCardPage),
 		route.New(route.POST, "/admin/cards/:id", route.Admin, a.updateCardForm),
 		route.New(route.POST, "/admin/cards/:id/retire", route.Admin, a.retireCardForm),
+		route.New(route.POST, "/admin/cards/:id/clear-fault", route.Admin, a.clearFaultForm),
 		route.New(route.POST, "/admin/cards/:id/delete", route.Admin, a.deleteCardForm),
 		route.Op(route.GET, "/api/v1/cards", route.Viewer, a.apiListCards, route.API{
 			Tag:     "inventory",
@@ -156,6 +157,15 @@ func (a *Area) cardsRoutes() []route.Route {
 			Tag:      "inventory",
 			Summary:  "Delete a card no booking used",
 			Status:   http.StatusNoContent,
+			Conflict: true,
+		}),
+		route.Op(route.POST, "/api/v1/cards/:id/clear-fault", route.Admin, a.apiClearFault, route.API{
+			Tag:     "inventory",
+			Summary: "Return a faulty card to service",
+			Desc: "A card that reported a fault (reset required, unknown error, an XID error) is taken out of new bookings " +
+				"until an admin clears it; its open fault alert ends then. 409 when the card is not marked faulty.",
+			Status:   http.StatusOK,
+			Result:   route.JSON("Card", store.CardView{}),
 			Conflict: true,
 		}),
 	}

@@ -7,6 +7,9 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,33 +29,100 @@ const maxPushBody = 4 << 20
 // hostParam is what a host name may look like in ?host= (as in the inventory).
 var hostParam = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
 
+// pusher is who pushes telemetry: an agent token (bound to the hosts it
+// may report), or an admin (nil token), who may report any host.
+type pusher struct {
+	token *store.APIToken
+}
+
+// origin names the pusher for the cap on unregistered cards.
+func (p pusher) origin() string {
+	if p.token == nil {
+		return "admin"
+	}
+	return "token:" + strconv.FormatInt(p.token.ID, 10)
+}
+
 // telemetryWriter admits an agent token, or an admin (API token or
 // session). Push routes are Public in the table because an agent token is
 // no user; this is their gate. A board token, a non-admin's token or no
 // credentials at all are refused.
-func (a *Area) telemetryWriter(c echo.Context) error {
+func (a *Area) telemetryWriter(c echo.Context) (pusher, error) {
 	const op = "server.telemetryWriter"
 	ctx := c.Request().Context()
 	if secret, ok := request.BearerToken(c.Request()); ok {
-		if a.live.tokens.known(secret) {
-			return nil
+		if t := a.live.tokens.known(secret); t != nil {
+			return pusher{token: t}, nil
 		}
-		if _, err := a.Store.FindTelemetryToken(ctx, store.TokenAgent, secret); err == nil {
-			a.live.tokens.remember(secret)
-			return nil
+		if t, err := a.Store.FindTelemetryToken(ctx, store.TokenAgent, secret); err == nil {
+			a.live.tokens.remember(secret, t)
+			return pusher{token: t}, nil
 		} else if !errs.Is(err, errs.Unauthorized) {
-			return err
+			return pusher{}, err
 		}
 	}
 	u, err := request.CurrentUser(c)
 	if err != nil {
-		return err
+		return pusher{}, err
 	}
 	if u == nil {
-		return errs.E(errs.Unauthorized, op, "telemetry.token_required")
+		return pusher{}, errs.E(errs.Unauthorized, op, "telemetry.token_required")
 	}
 	if u.Role != store.RoleAdmin {
-		return errs.E(errs.Forbidden, op, "telemetry.agent_only")
+		return pusher{}, errs.E(errs.Forbidden, op, "telemetry.agent_only")
+	}
+	return pusher{}, nil
+}
+
+// mayReport checks that the pusher may report every host a push names: an
+// agent token reports the hosts it is bound to; one bound to none is bound
+// to the first it reports. A refusal is an admin's alert as well.
+func (a *Area) mayReport(c echo.Context, p pusher, hosts []string) error {
+	const op = "server.mayReport"
+	if p.token == nil {
+		return nil
+	}
+	ctx := c.Request().Context()
+	if len(p.token.Hosts) == 0 && len(hosts) > 0 {
+		bound, err := a.Store.BindTokenHost(ctx, p.token.ID, hosts[0])
+		if err != nil {
+			return err
+		}
+		p.token.Hosts = bound
+		a.live.tokens.forget(p.token)
+	}
+	for _, h := range hosts {
+		if p.token.MayReport(h) {
+			continue
+		}
+		if _, _, err := a.Store.OpenAlert(ctx, store.AlertInput{Kind: store.AlertSpoof,
+			Detail: alertDetail{Host: h, Token: p.token.Name, Reason: "host not bound to the token"}}); err != nil {
+			return err
+		}
+		return errs.E(errs.Forbidden, op, "telemetry.host_not_bound", h, strings.Join(p.token.Hosts, ", "))
+	}
+	return nil
+}
+
+// knownElsewhere refuses a push that reports a card the inventory places on
+// another host: nothing of it is applied, and the admins are told.
+func (a *Area) knownElsewhere(c echo.Context, p pusher, samples []telemetry.Sample) error {
+	const op = "server.knownElsewhere"
+	for _, s := range samples {
+		known, ok := a.live.fleet.RegisteredHost(s.UUID)
+		if !ok || s.Host == "" || strings.EqualFold(known, s.Host) {
+			continue
+		}
+		token := "admin"
+		if p.token != nil {
+			token = p.token.Name
+		}
+		card, _ := a.live.fleet.Card(s.UUID)
+		if _, _, err := a.Store.OpenAlert(c.Request().Context(), store.AlertInput{Kind: store.AlertSpoof, CardID: card.CardID,
+			Detail: alertDetail{Host: s.Host, Token: token, UUID: s.UUID, Known: known, Reason: "card registered on another host"}}); err != nil {
+			return err
+		}
+		return errs.E(errs.Conflict, op, "telemetry.host_mismatch", s.UUID, known, s.Host)
 	}
 	return nil
 }
@@ -90,12 +160,16 @@ type skippedLineOut struct {
 // compute-apps query, so `nvidia-smi … | curl --data-binary @- …` is enough.
 func (a *Area) apiPushNvidiaSMI(c echo.Context) error {
 	const op = "server.apiPushNvidiaSMI"
-	if err := a.telemetryWriter(c); err != nil {
+	p, err := a.telemetryWriter(c)
+	if err != nil {
 		return err
 	}
 	host := c.QueryParam("host")
 	if !hostParam.MatchString(host) {
 		return &errs.Error{Code: errs.Invalid, Op: op, Key: "telemetry.host_required", Fields: map[string]string{"host": "telemetry.host_required"}}
+	}
+	if err := a.mayReport(c, p, []string{host}); err != nil {
+		return err
 	}
 	body, err := readBody(c)
 	if err != nil {
@@ -123,7 +197,10 @@ func (a *Area) apiPushNvidiaSMI(c echo.Context) error {
 	if len(samples) == 0 {
 		return &errs.Error{Code: errs.Invalid, Op: op, Key: "telemetry.no_samples"}
 	}
-	res, err := a.live.ingest(c.Request().Context(), samples, telemetry.SourcePush)
+	if err := a.knownElsewhere(c, p, samples); err != nil {
+		return err
+	}
+	res, err := a.live.ingest(c.Request().Context(), samples, telemetry.SourcePush, p.origin())
 	if err != nil {
 		return err
 	}
@@ -138,7 +215,8 @@ const maxBatchSamples = 20000
 // host, each with the time it was taken.
 func (a *Area) apiPushSamples(c echo.Context) error {
 	const op = "server.apiPushSamples"
-	if err := a.telemetryWriter(c); err != nil {
+	p, err := a.telemetryWriter(c)
+	if err != nil {
 		return err
 	}
 	body, err := readBody(c)
@@ -160,12 +238,22 @@ func (a *Area) apiPushSamples(c echo.Context) error {
 	if len(b.Samples) > maxBatchSamples {
 		return errs.E(errs.TooLarge, op, "error.too_large")
 	}
+	var hosts []string
 	for i := range b.Samples {
 		if b.Samples[i].Host == "" || !hostParam.MatchString(b.Samples[i].Host) {
 			b.Samples[i].Host = b.Host
 		}
+		if h := b.Samples[i].Host; h != "" && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
 	}
-	res, err := a.live.ingest(c.Request().Context(), b.Samples, telemetry.SourceAgent)
+	if err := a.mayReport(c, p, hosts); err != nil {
+		return err
+	}
+	if err := a.knownElsewhere(c, p, b.Samples); err != nil {
+		return err
+	}
+	res, err := a.live.ingest(c.Request().Context(), b.Samples, telemetry.SourceAgent, p.origin())
 	if err != nil {
 		return err
 	}
@@ -261,25 +349,45 @@ type bookingUsageJSON struct {
 // fleet pushing every second does not cost a database read per push. A
 // revoked token therefore keeps working for up to tokenCacheTTL.
 type tokenCache struct {
-	mu    sync.Mutex
-	until map[string]time.Time // hash of the secret → valid until
+	mu     sync.Mutex
+	tokens map[string]cachedToken // hash of the secret → the token
+}
+
+type cachedToken struct {
+	token *store.APIToken
+	until time.Time
 }
 
 const tokenCacheTTL = 15 * time.Second
 
-func (tc *tokenCache) known(secret string) bool {
+func (tc *tokenCache) known(secret string) *store.APIToken {
 	h := store.HashSecret(secret)
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	u, ok := tc.until[h]
-	return ok && time.Now().Before(u)
+	if e, ok := tc.tokens[h]; ok && time.Now().Before(e.until) {
+		t := *e.token
+		return &t
+	}
+	return nil
 }
 
-func (tc *tokenCache) remember(secret string) {
+func (tc *tokenCache) remember(secret string, t *store.APIToken) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	if tc.until == nil || len(tc.until) > 4096 {
-		tc.until = map[string]time.Time{}
+	if tc.tokens == nil || len(tc.tokens) > 4096 {
+		tc.tokens = map[string]cachedToken{}
 	}
-	tc.until[store.HashSecret(secret)] = time.Now().Add(tokenCacheTTL)
+	c := *t
+	tc.tokens[store.HashSecret(secret)] = cachedToken{token: &c, until: time.Now().Add(tokenCacheTTL)}
+}
+
+// forget drops a token whose hosts changed, so the next push reads them.
+func (tc *tokenCache) forget(t *store.APIToken) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	for h, e := range tc.tokens {
+		if e.token.ID == t.ID {
+			delete(tc.tokens, h)
+		}
+	}
 }

@@ -249,7 +249,7 @@ func TestTelemetryPushChecksItsToken(t *testing.T) {
 	// Bad input is 422 with a reason.
 	servertest.MustAPIError(t, fe.push(fe.agentTok, "", body), http.StatusUnprocessableEntity, "invalid")
 	servertest.MustAPIError(t, fe.push(fe.agentTok, "bad host!", body), http.StatusUnprocessableEntity, "invalid")
-	servertest.MustAPIError(t, fe.push(fe.agentTok, "h", "not,nvidia-smi,output\n"), http.StatusUnprocessableEntity, "invalid")
+	servertest.MustAPIError(t, fe.push(fe.agentTok, "gpu-bj-h800-01", "not,nvidia-smi,output\n"), http.StatusUnprocessableEntity, "invalid")
 	// The agent's JSON endpoint takes the same tokens.
 	r := fe.Client().APICall(http.MethodPost, "/api/v1/telemetry/samples", fe.boardTok, `{"host":"h","samples":[]}`)
 	servertest.MustAPIError(t, r, http.StatusUnauthorized, "unauthorized")

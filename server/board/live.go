@@ -2,6 +2,7 @@ package board
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"sync"
 	"time"
@@ -88,8 +89,15 @@ func (l *live) refreshInventory(ctx context.Context) error {
 	}
 	metas := make([]telemetry.CardMeta, 0, len(cards))
 	for _, c := range cards {
-		metas = append(metas, telemetry.CardMeta{UUID: c.UUID, ID: c.ID, Host: c.HostName, Index: c.GPUIndex, Type: c.CardTypeName,
-			MemTotalMiB: float64(c.VRAMGiB) * 1024, Maintenance: c.Status == store.CardMaintenance, Retired: c.Status == store.CardRetired})
+		m := telemetry.CardMeta{UUID: c.UUID, ID: c.ID, Host: c.HostName, Index: c.GPUIndex, Type: c.CardTypeName,
+			MemTotalMiB: float64(c.VRAMGiB) * 1024, Maintenance: c.Status == store.CardMaintenance, Retired: c.Status == store.CardRetired}
+		if c.Status == store.CardFault {
+			m.Fault = c.FaultReason
+			if m.Fault == "" {
+				m.Fault = "fault"
+			}
+		}
+		metas = append(metas, m)
 	}
 	l.fleet.SetInventory(metas)
 	l.refreshMu.Lock()
@@ -98,7 +106,9 @@ func (l *live) refreshInventory(ctx context.Context) error {
 	return nil
 }
 
-// refreshHolds loads which booking holds which card now.
+// refreshHolds loads which booking holds which card now, the OS accounts
+// of each team (to tell a booking's processes from foreign ones) and the
+// queues per card type.
 func (l *live) refreshHolds(ctx context.Context) error {
 	now := time.Now()
 	hs, err := l.a.Store.FindCardHolds(ctx, now)
@@ -110,7 +120,25 @@ func (l *live) refreshHolds(ctx context.Context) error {
 		holds[h.UUID] = telemetry.Hold{BookingID: h.BookingID, TeamID: h.TeamID, Team: h.TeamName, Task: h.TaskName,
 			UserID: h.UserID, User: h.Username, Start: h.StartAt, End: h.EndAt}
 	}
+	accounts, err := l.a.Store.TeamOSAccounts(ctx)
+	if err != nil {
+		return err
+	}
+	waiting, err := l.a.Store.FindWaiting(ctx)
+	if err != nil {
+		return err
+	}
+	queues := make([]telemetry.Waiting, 0, len(waiting))
+	for _, w := range waiting {
+		q := telemetry.Waiting{CardType: w.CardType, Requests: w.Waiting}
+		if w.OldestSince != nil {
+			q.OldestSince = *w.OldestSince
+		}
+		queues = append(queues, q)
+	}
+	l.fleet.SetTeamAccounts(accounts)
 	l.fleet.SetHolds(holds)
+	l.fleet.SetWaiting(queues)
 	l.refreshMu.Lock()
 	l.holdsAt = now
 	l.refreshMu.Unlock()
@@ -125,11 +153,19 @@ func (l *live) refreshAlerts(ctx context.Context) error {
 	}
 	out := make([]telemetry.AlertView, 0, len(open))
 	for _, a := range open {
-		if a.Kind != store.AlertVRAM && a.Kind != store.AlertHeldIdle && a.Kind != store.AlertReleaseWarned {
+		if !boardAlertKinds[a.Kind] {
 			continue
 		}
-		out = append(out, telemetry.AlertView{ID: a.ID, Kind: telemetry.EventKind(a.Kind), UUID: a.UUID, Host: a.HostName, Index: a.GPUIndex,
-			Team: a.TeamName, Task: a.TaskName, Since: a.StartedAt, Value: a.Value})
+		v := telemetry.AlertView{ID: a.ID, Kind: telemetry.EventKind(a.Kind), UUID: a.UUID, Host: a.HostName, Index: a.GPUIndex,
+			Team: a.TeamName, Task: a.TaskName, Since: a.StartedAt, Value: a.Value}
+		var d alertDetail
+		if len(a.Detail) > 0 && json.Unmarshal(a.Detail, &d) == nil {
+			v.Reason, v.Processes = d.Reason, d.Processes
+			if a.Kind == store.AlertSpoof && v.Host == "" {
+				v.Host = d.Host
+			}
+		}
+		out = append(out, v)
 	}
 	l.alertsMu.Lock()
 	l.alerts = out
@@ -229,11 +265,11 @@ func (l *live) start(ctx context.Context) {
 // ingest feeds a batch into the fleet and counts it. The inventory is
 // loaded first if it never was (a push right after start), so cards the
 // portal knows are not mistaken for new ones.
-func (l *live) ingest(ctx context.Context, samples []telemetry.Sample, src telemetry.Source) (telemetry.IngestResult, error) {
+func (l *live) ingest(ctx context.Context, samples []telemetry.Sample, src telemetry.Source, origin string) (telemetry.IngestResult, error) {
 	if err := l.ensureFresh(ctx, time.Minute); err != nil {
 		return telemetry.IngestResult{}, err
 	}
-	res := l.fleet.Ingest(samples, src, time.Now())
+	res := l.fleet.IngestFrom(samples, src, origin, time.Now())
 	if res.Unknown > 0 {
 		// A card an admin just added reports before the next scheduled
 		// reload: reload now (at most every few seconds), so it is not
@@ -261,7 +297,7 @@ func (l *live) scrape(ctx context.Context, sc *telemetry.Scraper) error {
 	for _, f := range failed {
 		l.a.Log.Warn("DCGM endpoint not read", "target", f.Target, "err", f.Err)
 	}
-	_, err := l.ingest(ctx, samples, telemetry.SourceDCGM)
+	_, err := l.ingest(ctx, samples, telemetry.SourceDCGM, "dcgm")
 	return err
 }
 
@@ -269,6 +305,25 @@ func (l *live) scrape(ctx context.Context, sc *telemetry.Scraper) error {
 var alertKinds = map[telemetry.EventKind]string{
 	telemetry.EventVRAM:     store.AlertVRAM,
 	telemetry.EventHeldIdle: store.AlertHeldIdle,
+	telemetry.EventFault:    store.AlertFault,
+	telemetry.EventUnbooked: store.AlertUnbooked,
+	telemetry.EventForeign:  store.AlertForeign,
+}
+
+// boardAlertKinds are the alerts the board lists.
+var boardAlertKinds = map[string]bool{store.AlertVRAM: true, store.AlertHeldIdle: true, store.AlertReleaseWarned: true,
+	store.AlertFault: true, store.AlertUnbooked: true, store.AlertForeign: true, store.AlertSpoof: true}
+
+// alertDetail is what an abnormal-occupancy alert keeps of what was seen:
+// the card's processes (pid, name, OS user, VRAM) and a fault's reading;
+// a spoofed push, the host and token it came with.
+type alertDetail struct {
+	Reason    string              `json:"reason,omitempty"`
+	Processes []telemetry.Process `json:"processes,omitempty"`
+	Host      string              `json:"host,omitempty"`
+	Token     string              `json:"token,omitempty"`
+	UUID      string              `json:"uuid,omitempty"`
+	Known     string              `json:"registered_host,omitempty"`
 }
 
 // processEvents turns alert episodes into alerts (and notifications).
@@ -283,9 +338,18 @@ func (l *live) processEvents(ctx context.Context) error {
 			continue
 		}
 		var err error
-		if e.Open {
-			_, _, err = l.a.Store.OpenAlert(ctx, store.AlertInput{Kind: kind, CardID: e.CardID, BookingID: e.BookingID, Value: e.Value, At: e.At})
-		} else {
+		switch {
+		case e.Kind == telemetry.EventFault && !e.Open:
+			// The card stays faulty until an admin clears it; so does its alert.
+		case e.Kind == telemetry.EventFault:
+			err = l.fault(ctx, e)
+		case e.Open:
+			in := store.AlertInput{Kind: kind, CardID: e.CardID, BookingID: e.BookingID, Value: e.Value, At: e.At}
+			if e.Reason != "" || len(e.Processes) > 0 {
+				in.Detail = alertDetail{Reason: e.Reason, Processes: e.Processes}
+			}
+			_, _, err = l.a.Store.OpenAlert(ctx, in)
+		default:
 			err = l.a.Store.CloseAlert(ctx, kind, e.CardID, e.BookingID, e.Value, e.At)
 		}
 		if err != nil {
@@ -293,6 +357,24 @@ func (l *live) processEvents(ctx context.Context) error {
 		}
 	}
 	return l.refreshAlerts(ctx)
+}
+
+// fault takes a card that reported a fault out of new bookings (until an
+// admin clears it) and tells the admins and the booking's holder, once.
+func (l *live) fault(ctx context.Context, e telemetry.Event) error {
+	changed, err := l.a.Store.MarkCardFault(ctx, e.CardID, e.Reason, e.At)
+	if err != nil {
+		return err
+	}
+	if _, _, err := l.a.Store.OpenAlert(ctx, store.AlertInput{Kind: store.AlertFault, CardID: e.CardID, BookingID: e.BookingID, At: e.At,
+		Detail: alertDetail{Reason: e.Reason}}); err != nil {
+		return err
+	}
+	if changed {
+		l.a.Log.Warn("card reported a fault: out of new bookings until an admin clears it", "uuid", e.UUID, "reason", e.Reason)
+		return l.refreshInventory(ctx)
+	}
+	return nil
 }
 
 // parkUnknown records cards the inventory lacks for an admin to register.

@@ -86,7 +86,13 @@ func Describe(err error, lang string) (int, errs.Code, string, map[string]string
 	if len(e.Fields) > 0 {
 		fields = make(map[string]string, len(e.Fields))
 		for f, k := range e.Fields {
-			fields[f] = web.T(lang, k)
+			// A field that carries the headline's own message carries its
+			// arguments too ("at most 64 hosts", the name refused).
+			if k == e.Key {
+				fields[f] = web.T(lang, k, e.Args...)
+			} else {
+				fields[f] = web.T(lang, k)
+			}
 		}
 	}
 	return status, e.Code, web.T(lang, key, e.Args...), fields
