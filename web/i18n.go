@@ -204,6 +204,8 @@ var coreMessages = map[string][2]string{
 	"audit.filter":  {"筛选", "Filter"},
 	"audit.prev":    {"上一页", "Previous"},
 	"audit.next":    {"下一页", "Next"},
+	"pager.prev":    {"上一页", "Previous"},
+	"pager.next":    {"下一页", "Next"},
 	"audit.changes": {"变更内容", "Changes"},
 	"audit.show":    {"查看", "Show"},
 	"audit.pages":   {"分页", "Pages"},

@@ -15,7 +15,7 @@ import (
 func (a *Area) accountProps(c echo.Context) (web.AccountProps, error) {
 	u := request.User(c)
 	ctx := c.Request().Context()
-	v := web.AccountProps{Username: u.Username, DisplayName: u.DisplayName, Email: u.Email, Role: u.Role}
+	v := web.AccountProps{Username: u.Username, DisplayName: u.DisplayName, Email: u.Email, Role: u.Role, OSAccounts: u.OSAccounts}
 	ms, err := a.Store.FindMemberships(ctx, store.MembershipFilter{UserID: u.ID})
 	if err != nil {
 		return v, err

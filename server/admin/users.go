@@ -3,6 +3,7 @@ package admin
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -13,8 +14,8 @@ import (
 )
 
 var (
-	userCreateFields = []string{"username", "display_name", "email", "password", "role"}
-	userEditFields   = []string{"display_name", "email", "role", "disabled", "password"}
+	userCreateFields = []string{"username", "display_name", "email", "password", "role", "os_accounts"}
+	userEditFields   = []string{"display_name", "email", "role", "disabled", "password", "os_accounts"}
 )
 
 func roleOptions(lang string) []web.Option {
@@ -67,7 +68,7 @@ func (a *Area) renderUsers(c echo.Context, status int, f web.Form) error {
 func (a *Area) createUserForm(c echo.Context) error {
 	f := request.Form(c, userCreateFields...)
 	in := store.UserCreate{Username: f.Value("username"), DisplayName: f.Value("display_name"), Email: f.Value("email"),
-		Password: f.Value("password"), Role: f.Value("role")}
+		Password: f.Value("password"), Role: f.Value("role"), OSAccounts: request.List(f.Value("os_accounts"))}
 	u, err := a.Store.CreateUser(c.Request().Context(), in)
 	if err == nil {
 		return a.Pages.RedirectWithFlash(c, "/admin/users", web.T(request.Lang(c), "admin.created", u.Username))
@@ -84,6 +85,7 @@ func userForm(u *store.User) web.Form {
 	f.Values["email"] = u.Email
 	f.Values["role"] = u.Role
 	f.Values["disabled"] = strconv.FormatBool(u.Disabled)
+	f.Values["os_accounts"] = strings.Join(u.OSAccounts, ", ")
 	return f
 }
 
@@ -113,7 +115,8 @@ func (a *Area) editUserPage(c echo.Context) error {
 func userUpdateFromForm(f web.Form) store.UserUpdate {
 	display, email, role := f.Value("display_name"), f.Value("email"), f.Value("role")
 	disabled := f.Value("disabled") == "true"
-	up := store.UserUpdate{DisplayName: &display, Email: &email, Role: &role, Disabled: &disabled}
+	accounts := request.List(f.Value("os_accounts"))
+	up := store.UserUpdate{DisplayName: &display, Email: &email, Role: &role, Disabled: &disabled, OSAccounts: &accounts}
 	if pw := f.Value("password"); pw != "" {
 		up.Password = &pw
 	}

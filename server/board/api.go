@@ -263,6 +263,9 @@ func (a *Area) apiPushSamples(c echo.Context) error {
 // tokenRequest creates a board or agent token.
 type tokenRequest struct {
 	Name string `json:"name"`
+	// Hosts binds an agent token to the hosts it may report; without it,
+	// to the first host it reports.
+	Hosts []string `json:"hosts,omitempty"`
 }
 
 // telemetryTokenJSON is a token just issued: the secret appears only here.
@@ -274,6 +277,7 @@ type telemetryTokenJSON struct {
 	CreatedAt time.Time `json:"created_at"`
 	Token     string    `json:"token"`
 	BoardURL  string    `json:"board_url,omitempty"`
+	Hosts     []string  `json:"hosts,omitempty"`
 }
 
 func (a *Area) apiCreateTelemetryToken(kind string) echo.HandlerFunc {
@@ -282,11 +286,11 @@ func (a *Area) apiCreateTelemetryToken(kind string) echo.HandlerFunc {
 		if err := request.DecodeJSON(c, &in); err != nil {
 			return err
 		}
-		t, secret, err := a.Store.CreateTelemetryToken(c.Request().Context(), kind, in.Name)
+		t, secret, err := a.Store.CreateTelemetryToken(c.Request().Context(), kind, in.Name, in.Hosts...)
 		if err != nil {
 			return err
 		}
-		out := telemetryTokenJSON{ID: t.ID, Kind: t.Kind, Name: t.Name, Prefix: t.Prefix, CreatedAt: t.CreatedAt, Token: secret}
+		out := telemetryTokenJSON{ID: t.ID, Kind: t.Kind, Name: t.Name, Prefix: t.Prefix, CreatedAt: t.CreatedAt, Token: secret, Hosts: t.Hosts}
 		if kind == store.TokenBoard {
 			out.BoardURL = a.portalURL(c) + "/board?token=" + secret
 		}

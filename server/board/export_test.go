@@ -29,3 +29,6 @@ func (a *Area) RefreshNow(ctx context.Context) error {
 	}
 	return a.live.refreshHolds(ctx)
 }
+
+// ProcessEventsNow turns the alert episodes the fleet saw into alerts.
+func (a *Area) ProcessEventsNow(ctx context.Context) error { return a.live.processEvents(ctx) }

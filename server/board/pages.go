@@ -196,6 +196,34 @@ func (a *Area) heatmapPage(c echo.Context) error {
 	return response.Render(c, http.StatusOK, web.HeatmapPage(p, props))
 }
 
+// longHours is how much of a day a card must idle, or be full, to be listed.
+const longHours = 20
+
+// longStatesPage lists the day's cards idle or full most of it.
+func (a *Area) longStatesPage(c echo.Context) error {
+	loc := a.Config.TZ
+	now := time.Now().In(loc)
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
+	if q := c.QueryParam("day"); q != "" {
+		d, err := time.ParseInLocation(time.DateOnly, q, loc)
+		if err != nil {
+			return errs.E(errs.Invalid, "server.longStatesPage", "heatmap.bad_day")
+		}
+		day = d
+	}
+	rows, err := a.Store.FindLongStates(c.Request().Context(), day, day.AddDate(0, 0, 1), longHours)
+	if err != nil {
+		return err
+	}
+	props := web.LongStatesProps{Day: day.Format(time.DateOnly), Prev: day.AddDate(0, 0, -1).Format(time.DateOnly),
+		Next: day.AddDate(0, 0, 1).Format(time.DateOnly), MinHours: longHours}
+	for _, r := range rows {
+		props.Rows = append(props.Rows, web.LongStateRow{Host: r.HostName, Index: r.GPUIndex, Type: r.CardTypeName, UUID: r.UUID,
+			Sampled: r.SampledHours, Busy: r.BusyHours, Full: r.FullHours, Idle: r.IdleHours, LongIdle: r.LongIdle, LongFull: r.LongFull})
+	}
+	return response.Render(c, http.StatusOK, web.LongStatesPage(a.Pages.Page(c, "long.title", "board"), props))
+}
+
 // buildHeatmap lays the hour rollups out as rows of cells. Hours are the
 // viewer's; a zone with a half-hour offset shows UTC hours shifted, which
 // the hourly grid cannot avoid.
@@ -294,7 +322,8 @@ func (a *Area) telemetryAdminPage(c echo.Context) error {
 
 func (a *Area) renderTelemetryAdmin(c echo.Context, status int, f web.Form, newToken, newKind string) error {
 	ctx := c.Request().Context()
-	pending, err := a.Store.FindPendingCards(ctx)
+	page := max(1, int(request.ID(c.QueryParam("page"))))
+	pending, total, err := a.Store.FindPendingCardsPage(ctx, pendingPerPage, (page-1)*pendingPerPage)
 	if err != nil {
 		return err
 	}
@@ -307,7 +336,13 @@ func (a *Area) renderTelemetryAdmin(c echo.Context, status int, f web.Form, newT
 		return err
 	}
 	p := a.Pages.Page(c, "telemetry.admin_title", "admin")
-	props := web.TelemetryAdminProps{NewToken: newToken, NewKind: newKind, PortalURL: a.portalURL(c)}
+	props := web.TelemetryAdminProps{NewToken: newToken, NewKind: newKind, PortalURL: a.portalURL(c), PendingTotal: total}
+	if page > 1 {
+		props.PendingPrev = "/admin/telemetry?page=" + strconv.Itoa(page-1)
+	}
+	if int64(page*pendingPerPage) < total {
+		props.PendingNext = "/admin/telemetry?page=" + strconv.Itoa(page+1)
+	}
 	if newKind == store.TokenBoard && newToken != "" {
 		props.BoardURL = props.PortalURL + "/board?token=" + url.QueryEscape(newToken)
 	}
@@ -320,10 +355,13 @@ func (a *Area) renderTelemetryAdmin(c echo.Context, status int, f web.Form, newT
 	}
 	for _, t := range tokens {
 		props.Tokens = append(props.Tokens, web.TelemetryTokenRow{ID: t.ID, Kind: t.Kind, Name: t.Name, Prefix: t.Prefix, CreatedBy: t.CreatedBy,
-			CreatedAt: t.CreatedAt, LastUsed: t.LastUsedAt, Revoked: t.RevokedAt != nil})
+			CreatedAt: t.CreatedAt, LastUsed: t.LastUsedAt, Revoked: t.RevokedAt != nil, Hosts: t.Hosts})
 	}
 	return response.Render(c, status, web.TelemetryAdminPage(p, props, f))
 }
+
+// pendingPerPage is how many unregistered cards the admin page lists at once.
+const pendingPerPage = 50
 
 // suggestType picks the card type a reported GPU most likely is: the one
 // whose model number appears in the reported name, nearest in VRAM.
@@ -362,8 +400,8 @@ func (a *Area) portalURL(c echo.Context) string {
 }
 
 func (a *Area) createTelemetryTokenForm(c echo.Context) error {
-	f := request.Form(c, "kind", "name")
-	tok, secret, err := a.Store.CreateTelemetryToken(c.Request().Context(), f.Value("kind"), f.Value("name"))
+	f := request.Form(c, "kind", "name", "hosts")
+	tok, secret, err := a.Store.CreateTelemetryToken(c.Request().Context(), f.Value("kind"), f.Value("name"), request.List(f.Value("hosts"))...)
 	if err != nil {
 		if response.FormFailed(request.Lang(c), err, &f) {
 			return a.renderTelemetryAdmin(c, response.StatusOf(err), f, "", "")

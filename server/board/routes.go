@@ -20,6 +20,7 @@ func (a *Area) Routes() []route.Route {
 		route.Gated(route.GET, "/board", route.Viewer, a.boardPage),
 		route.Gated(route.GET, "/ws/board", route.Viewer, a.boardSocket),
 		route.New(route.GET, "/board/heatmap", route.Viewer, a.heatmapPage),
+		route.New(route.GET, "/board/long", route.Viewer, a.longStatesPage),
 
 		route.GatedOp(route.POST, "/api/v1/telemetry/nvidia-smi", route.Admin, a.apiPushNvidiaSMI, route.API{
 			Tag:     "telemetry",
@@ -31,7 +32,10 @@ func (a *Area) Routes() []route.Route {
 			Desc: "Body (text/csv): the output of nvidia-smi --query-gpu=" + telemetry.GPUQuery + " --format=csv,noheader[,nounits], " +
 				"optionally followed by a blank line and the output of --query-compute-apps=" + telemetry.AppsQuery + ". " +
 				"Authorization: Bearer with an agent token, or an admin's API token; anything else is 401/403. " +
-				"Cards are keyed by uuid; unknown uuids wait on the telemetry admin page for registration.",
+				"Cards are keyed by uuid; unknown uuids wait on the telemetry admin page for registration. " +
+				"An agent token reports only the hosts it is bound to (403 otherwise; one issued without hosts is bound to the first it reports), " +
+				"and a card only from the host the inventory puts it on (409 otherwise): such a push is refused whole and the admins are told.",
+			Conflict: true,
 		}),
 		route.GatedOp(route.POST, "/api/v1/telemetry/samples", route.Admin, a.apiPushSamples, route.API{
 			Tag:     "telemetry",
@@ -39,7 +43,9 @@ func (a *Area) Routes() []route.Route {
 			Body:    route.JSON("TelemetryBatch", telemetry.Batch{}),
 			Status:  http.StatusOK,
 			Result:  route.JSON("PushResult", pushResult{}),
-			Desc:    "What `cardhour agent` posts: samples parsed on the host, each with the time it was taken. Agent token or an admin's API token.",
+			Desc: "What `cardhour agent` posts: samples parsed on the host, each with the time it was taken. Agent token or an admin's API token. " +
+				"The same host rules as the CSV push apply (403 for a host the token is not bound to, 409 for a card known under another host).",
+			Conflict: true,
 		}),
 		route.Op(route.GET, "/api/v1/fleet", route.Viewer, a.apiFleet, route.API{
 			Tag:     "telemetry",

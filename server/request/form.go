@@ -45,6 +45,12 @@ func Float(raw string, v *errs.Validation, field string) (x float64, ok bool) {
 	return x, true
 }
 
+// List reads a list a form sends in one field: names separated by commas
+// (Chinese or Latin), spaces or newlines.
+func List(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '，' || r == ' ' || r == '\n' || r == '\r' || r == '\t' })
+}
+
 // localLayouts are the forms' time formats: what <input type=
 // "datetime-local"> sends, with or without seconds, and the same typed by
 // hand.
