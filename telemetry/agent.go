@@ -60,6 +60,12 @@ type AgentConfig struct {
 	MinBackoff time.Duration // first wait after a failed post; 1 s by default
 	MaxBackoff time.Duration // longest wait; 1 min by default
 	Log        *slog.Logger
+	// ProcRoot is where processes' status files are read, for their OS
+	// users: /proc by default.
+	ProcRoot string
+	// LookupUser names a uid; os/user.LookupId by default. A uid it cannot
+	// name is reported as the number.
+	LookupUser func(uid string) (string, error)
 }
 
 // AgentStats counts what an agent did.
@@ -78,6 +84,14 @@ type Agent struct {
 	backoff time.Duration
 	nextTry time.Time
 	stats   AgentStats
+
+	// query is the --query-gpu list: AgentGPUQuery, or GPUQuery alone once
+	// this driver refused one of its fields.
+	query string
+	// cards remembers each bus id's card from earlier rounds, to report a
+	// GPU nvidia-smi can no longer reach.
+	cards map[string]Sample
+	users map[string]string // uid → name
 }
 
 // NewAgent checks the configuration and fills in the defaults.
@@ -123,7 +137,14 @@ func NewAgent(cfg AgentConfig) (*Agent, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Agent{cfg: cfg, url: u.String() + SamplesPath}, nil
+	if cfg.ProcRoot == "" {
+		cfg.ProcRoot = "/proc"
+	}
+	if cfg.LookupUser == nil {
+		cfg.LookupUser = lookupUser
+	}
+	return &Agent{cfg: cfg, url: u.String() + SamplesPath, query: AgentGPUQuery,
+		cards: map[string]Sample{}, users: map[string]string{}}, nil
 }
 
 // Stats returns the counters.
@@ -132,30 +153,111 @@ func (a *Agent) Stats() AgentStats { return a.stats }
 // Buffered is the number of rounds waiting to be sent.
 func (a *Agent) Buffered() int { return len(a.buf) }
 
-// Collect runs nvidia-smi once for the cards and once for their processes.
-// The process query is optional: old drivers lack it, and cards without
-// processes are still worth reporting.
+// Collect runs nvidia-smi once for the cards and once for their processes;
+// when a card is in MIG mode also -L and -q, for its GPU instances. The
+// process query is optional: old drivers lack it, and cards without
+// processes are still worth reporting. Cards nvidia-smi reports broken go
+// out with their Fault set.
 func (a *Agent) Collect(ctx context.Context, at time.Time) ([]Sample, error) {
 	ctx, cancel := context.WithTimeout(ctx, max(5*time.Second, 3*a.cfg.Interval))
 	defer cancel()
-	out, err := a.cfg.Run(ctx, "nvidia-smi", "--query-gpu="+GPUQuery, "--format=csv,noheader,nounits")
-	if err != nil {
+	out, err := a.cfg.Run(ctx, "nvidia-smi", "--query-gpu="+a.query, "--format=csv,nounits")
+	if err != nil && a.query != GPUQuery && refusedField(out, err) {
+		// nvidia-smi answers an unknown field with exit status 2 and
+		// `Field "mig.mode.current" is not a valid field to query.`
+		a.cfg.Log.Info("nvidia-smi refused a field; querying without the bus id and MIG mode from now on", "err", err)
+		a.query = GPUQuery
+		out, err = a.cfg.Run(ctx, "nvidia-smi", "--query-gpu="+a.query, "--format=csv,nounits")
+	}
+	if err != nil && len(bytes.TrimSpace(out)) == 0 {
 		return nil, err
 	}
-	samples, bad := ParseGPUQuery(bytes.NewReader(out), a.cfg.Host, at)
-	for _, b := range bad {
+	if err != nil {
+		// A GPU it cannot reach makes nvidia-smi fail, after the rows of the others.
+		a.cfg.Log.Warn("nvidia-smi failed; reading what it printed", "err", err)
+	}
+	res := ParseGPUCSV(bytes.NewReader(out), a.cfg.Host, at)
+	for _, b := range res.Skipped {
 		a.cfg.Log.Warn("nvidia-smi line skipped", "err", b.Error())
 	}
-	if len(samples) == 0 {
+	samples := res.Samples
+	for _, s := range samples {
+		if s.BusID != "" {
+			a.cards[s.BusID] = Sample{UUID: s.UUID, Index: s.Index, Name: s.Name}
+		}
+	}
+	faulty := a.faulty(res.GPUErrors, at)
+	if len(samples) == 0 && len(faulty) == 0 {
+		if err != nil {
+			return nil, err
+		}
 		return nil, errors.New("nvidia-smi reported no GPUs")
 	}
-	if apps, err := a.cfg.Run(ctx, "nvidia-smi", "--query-compute-apps="+AppsQuery, "--format=csv,noheader,nounits"); err == nil {
-		rows, _ := ParseComputeApps(bytes.NewReader(apps))
+	if apps, err := a.cfg.Run(ctx, "nvidia-smi", "--query-compute-apps="+AppsQuery, "--format=csv,nounits"); err == nil {
+		rows, bad := ParseComputeApps(bytes.NewReader(apps))
+		for _, b := range bad {
+			a.cfg.Log.Debug("nvidia-smi compute-apps line skipped", "err", b.Error())
+		}
 		AttachProcesses(samples, rows)
 	} else {
 		a.cfg.Log.Debug("nvidia-smi compute apps unavailable", "err", err)
 	}
-	return samples, nil
+	if anyMIG(samples) {
+		a.collectMIG(ctx, samples)
+	}
+	a.attachUsers(samples)
+	return append(samples, faulty...), nil
+}
+
+func refusedField(out []byte, err error) bool {
+	const msg = "is not a valid field to query"
+	return bytes.Contains(out, []byte(msg)) || strings.Contains(err.Error(), msg)
+}
+
+// faulty turns nvidia-smi's per-GPU error lines into samples of the cards
+// those bus ids had in earlier rounds.
+func (a *Agent) faulty(errs []GPUError, at time.Time) []Sample {
+	var out []Sample
+	for _, e := range errs {
+		c, ok := a.cards[e.BusID]
+		if !ok {
+			a.cfg.Log.Warn("nvidia-smi cannot reach a GPU this agent has not seen before; not reported", "bus_id", e.BusID, "reason", e.Reason)
+			continue
+		}
+		out = append(out, Sample{UUID: c.UUID, Index: c.Index, Name: c.Name, Host: a.cfg.Host, BusID: e.BusID, At: at, Fault: e.Reason})
+	}
+	return out
+}
+
+func anyMIG(samples []Sample) bool {
+	for _, s := range samples {
+		if s.MIG {
+			return true
+		}
+	}
+	return false
+}
+
+// collectMIG reads nvidia-smi -L (profiles) and -q (instance memory and
+// the processes' instances) once for the round.
+func (a *Agent) collectMIG(ctx context.Context, samples []Sample) {
+	var list []ListedGPU
+	if out, err := a.cfg.Run(ctx, "nvidia-smi", "-L"); err == nil {
+		var bad []LineError
+		list, bad = ParseMIGList(bytes.NewReader(out))
+		for _, b := range bad {
+			a.cfg.Log.Debug("nvidia-smi -L line skipped", "err", b.Error())
+		}
+	} else {
+		a.cfg.Log.Warn("nvidia-smi -L failed", "err", err)
+	}
+	var query []QueriedGPU
+	if out, err := a.cfg.Run(ctx, "nvidia-smi", "-q"); err == nil {
+		query, _ = ParseQueryMIG(bytes.NewReader(out))
+	} else {
+		a.cfg.Log.Warn("nvidia-smi -q failed", "err", err)
+	}
+	AttachMIG(samples, list, query)
 }
 
 // Step takes one round at now and sends what is buffered when the backoff

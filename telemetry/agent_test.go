@@ -15,17 +15,18 @@ import (
 	"cardhour/telemetry"
 )
 
-// recorded replays nvidia-smi's recorded output for the two queries the
-// agent runs, and checks it runs exactly those.
+// recorded replays headerless nvidia-smi output for the two queries the
+// agent runs, and checks it runs exactly those (with a header asked for:
+// output without one is still read in GPUQuery's order).
 func recorded(t *testing.T) telemetry.Runner {
 	gpus, apps := fixture(t, "nvidia-smi-nounits.csv"), fixture(t, "nvidia-smi-apps.csv")
 	return func(ctx context.Context, name string, args ...string) ([]byte, error) {
-		if name != "nvidia-smi" || len(args) != 2 || args[1] != "--format=csv,noheader,nounits" {
+		if name != "nvidia-smi" || len(args) != 2 || args[1] != "--format=csv,nounits" {
 			t.Errorf("ran %s %v", name, args)
 			return nil, errors.New("unexpected command")
 		}
 		switch args[0] {
-		case "--query-gpu=" + telemetry.GPUQuery:
+		case "--query-gpu=" + telemetry.AgentGPUQuery:
 			return gpus, nil
 		case "--query-compute-apps=" + telemetry.AppsQuery:
 			return apps, nil

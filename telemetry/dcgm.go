@@ -1,25 +1,47 @@
 package telemetry
 
 import (
+	"bytes"
+	"errors"
 	"io"
 	"math"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
-
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 // DCGM exporter metric names cardhour reads.
 const (
-	dcgmUtil     = "DCGM_FI_DEV_GPU_UTIL"
-	dcgmFBUsed   = "DCGM_FI_DEV_FB_USED"
-	dcgmFBFree   = "DCGM_FI_DEV_FB_FREE"
-	dcgmTemp     = "DCGM_FI_DEV_GPU_TEMP"
-	dcgmPower    = "DCGM_FI_DEV_POWER_USAGE"
-	dcgmGRActive = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+	dcgmUtil       = "DCGM_FI_DEV_GPU_UTIL"
+	dcgmFBUsed     = "DCGM_FI_DEV_FB_USED"
+	dcgmFBFree     = "DCGM_FI_DEV_FB_FREE"
+	dcgmFBReserved = "DCGM_FI_DEV_FB_RESERVED"
+	dcgmFBTotal    = "DCGM_FI_DEV_FB_TOTAL"
+	dcgmTemp       = "DCGM_FI_DEV_GPU_TEMP"
+	dcgmPower      = "DCGM_FI_DEV_POWER_USAGE"
+	dcgmGRActive   = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+	dcgmXID        = "DCGM_FI_DEV_XID_ERRORS"
 )
+
+// The readings of one series, by family.
+const (
+	rUtil = iota
+	rUsed
+	rFree
+	rReserved
+	rTotal
+	rTemp
+	rPower
+	rGR
+	rXID
+	readings
+)
+
+var dcgmFamilies = map[string]int{
+	dcgmUtil: rUtil, dcgmFBUsed: rUsed, dcgmFBFree: rFree, dcgmFBReserved: rReserved, dcgmFBTotal: rTotal,
+	dcgmTemp: rTemp, dcgmPower: rPower, dcgmGRActive: rGR, dcgmXID: rXID,
+}
 
 // dcgmBlank reports DCGM's "blank" markers: values from
 // 0x7ffffffffffffff0 to 0x7ffffffffffffff3 mean "not supported / no data",
@@ -29,94 +51,528 @@ func dcgmBlank(v float64) bool {
 	return math.IsNaN(v) || math.IsInf(v, 0) || v >= 9.2233720368547758e18
 }
 
-// ParseDCGM reads a DCGM exporter scrape (Prometheus text format) into one
-// sample per GPU, keyed by the UUID label. host is used when the metrics
-// carry no hostname label (older exporters spell it Hostname).
+// SkippedFamily is a metric family of a scrape that did not parse.
+type SkippedFamily struct {
+	Name   string // "" when the line had no metric name at all
+	Line   int
+	Reason string
+}
+
+// DCGMScrape is what one scrape held.
+type DCGMScrape struct {
+	Samples []Sample
+	// Skipped are the families that did not parse (real exporters print
+	// "ERROR - FAILED TO CONVERT TO STRING" for some vGPU families); the
+	// rest of the scrape is read without them.
+	Skipped []SkippedFamily
+}
+
+// ParseDCGM reads a DCGM exporter scrape into one sample per GPU; see
+// ParseDCGMScrape. Families that did not parse are left out.
 func ParseDCGM(r io.Reader, host string, at time.Time) ([]Sample, error) {
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	families, err := p.TextToMetricFamilies(io.LimitReader(r, 16<<20))
+	res, err := ParseDCGMScrape(r, host, at)
+	return res.Samples, err
+}
+
+// ParseDCGMScrape reads a DCGM exporter scrape (Prometheus text format)
+// into one sample per GPU, keyed by the UUID label; host is used when the
+// metrics carry no hostname label (older exporters spell it Hostname).
+//
+// The text is read family by family: a family with a line that does not
+// parse is skipped and reported, and the others are read. expfmt's
+// TextParser cannot do that (one bad line fails the whole input), and it
+// reads a byte at a time with an allocation per label; the sample lines of
+// this format are read here instead, and the tests hold the result against
+// expfmt's reading of the same recordings.
+//
+// Series with GPU_I_ID are MIG instances of their card (same UUID): the
+// card gets one Sample with its Instances, and its used VRAM is the sum of
+// theirs. The error is for an unreadable body, one over 16 MiB, or one in
+// which no family parsed at all.
+func ParseDCGMScrape(r io.Reader, host string, at time.Time) (DCGMScrape, error) {
+	b, err := readAll(r)
 	if err != nil {
-		return nil, err
+		return DCGMScrape{}, err
 	}
-	byUUID := map[string]*Sample{}
-	var order []string
-	var free = map[string]float64{}
-	for _, name := range []string{dcgmUtil, dcgmFBUsed, dcgmFBFree, dcgmTemp, dcgmPower, dcgmGRActive} {
-		fam, ok := families[name]
-		if !ok {
-			continue
-		}
-		for _, m := range fam.GetMetric() {
-			labels := labelMap(m)
-			uuid := labels["UUID"]
-			if !validUUID(uuid) {
-				continue
-			}
-			v, ok := metricValue(m)
-			if !ok || dcgmBlank(v) {
-				continue
-			}
-			s := byUUID[uuid]
-			if s == nil {
-				s = &Sample{UUID: uuid, Index: -1, Name: labels["modelName"], Host: host, At: at}
-				if h := labels["hostname"]; h != "" {
-					s.Host = h
-				} else if h := labels["Hostname"]; h != "" {
-					s.Host = h
-				}
-				if idx, err := strconv.Atoi(labels["gpu"]); err == nil && idx >= 0 && idx < 1024 {
-					s.Index = idx
-				}
-				byUUID[uuid] = s
-				order = append(order, uuid)
-			}
-			switch name {
-			case dcgmUtil:
-				s.UtilPct = percent(&v)
-			case dcgmGRActive:
-				// The profiling metric is finer than GPU_UTIL; prefer it when both come.
-				pct := v * 100
-				s.UtilPct = percent(&pct)
-			case dcgmFBUsed:
-				s.MemUsedMiB = nonNegative(&v)
-			case dcgmFBFree:
-				free[uuid] = v
-			case dcgmTemp:
-				s.TempC = &v
-			case dcgmPower:
-				s.PowerW = nonNegative(&v)
-			}
-		}
+	if len(b) > maxInput {
+		return DCGMScrape{}, errors.New("scrape larger than 16 MiB")
 	}
-	out := make([]Sample, 0, len(order))
-	for _, uuid := range order {
-		s := byUUID[uuid]
-		// DCGM reports used and free, not total.
-		if f, ok := free[uuid]; ok && s.MemUsedMiB != nil && f >= 0 {
-			total := *s.MemUsedMiB + f
-			s.MemTotalMiB = &total
-		}
-		out = append(out, *s)
+	d := dcgmParser{host: host, at: at}
+	d.families(b)
+	out := DCGMScrape{Samples: d.samples(), Skipped: d.skipped}
+	if d.good == 0 && len(d.skipped) > 0 {
+		first := d.skipped[0]
+		return out, errors.New("no metric family parsed; line " + itoa(first.Line) + ": " + first.Reason)
 	}
 	return out, nil
 }
 
-func labelMap(m *dto.Metric) map[string]string {
-	out := make(map[string]string, len(m.GetLabel()))
-	for _, l := range m.GetLabel() {
-		out[l.GetName()] = l.GetValue()
-	}
-	return out
+type dcgmParser struct {
+	host    string
+	at      time.Time
+	skipped []SkippedFamily
+	good    int // families that parsed
+
+	// The family being read.
+	cur        []byte
+	curLine    int
+	curReading int // -1: a family cardhour does not read
+	curSamples int
+	curBad     string
+	curBadLine int
+	pending    []promSample
+
+	cards map[string]*dcgmCard
+	order []*dcgmCard
 }
 
-func metricValue(m *dto.Metric) (float64, bool) {
-	switch {
-	case m.Gauge != nil:
-		return m.GetGauge().GetValue(), true
-	case m.Counter != nil:
-		return m.GetCounter().GetValue(), true
-	case m.Untyped != nil:
-		return m.GetUntyped().GetValue(), true
+// dcgmSeries holds the readings of one series set: a card's own, or one
+// MIG instance's.
+type dcgmSeries struct {
+	v   [readings]float64
+	has [readings]bool
+}
+
+func (s *dcgmSeries) get(r int) *float64 {
+	if !s.has[r] {
+		return nil
 	}
-	return 0, false
+	v := s.v[r]
+	return &v
+}
+
+// total is FB_TOTAL where given, else used + free + reserved.
+func (s *dcgmSeries) total() *float64 {
+	if s.has[rTotal] {
+		return nonNegative(s.get(rTotal))
+	}
+	if !s.has[rUsed] || !s.has[rFree] {
+		return nil
+	}
+	t := s.v[rUsed] + s.v[rFree]
+	if s.has[rReserved] {
+		t += s.v[rReserved]
+	}
+	return nonNegative(&t)
+}
+
+func (s *dcgmSeries) smActive() *float64 {
+	if !s.has[rGR] {
+		return nil
+	}
+	pct := s.v[rGR] * 100
+	return percent(&pct)
+}
+
+type dcgmCard struct {
+	s         Sample
+	own       dcgmSeries
+	firstTemp *float64 // an instance series' temperature and power repeat the card's
+	firstPow  *float64
+	xid       float64
+	inst      map[int]*dcgmInstance
+}
+
+type dcgmInstance struct {
+	profile string
+	dcgmSeries
+}
+
+// families reads the text line by line, family by family: a family is a
+// run of lines (HELP, TYPE, samples) of one metric name. A family with a
+// line that does not parse is skipped whole and reported; the series of
+// the others are kept.
+func (d *dcgmParser) families(b []byte) {
+	n := 0
+	for off := 0; off < len(b); {
+		end := bytes.IndexByte(b[off:], '\n')
+		var line []byte
+		if end < 0 {
+			line, off = b[off:], len(b)
+		} else {
+			line, off = b[off:off+end], off+end+1
+		}
+		n++
+		d.line(n, bytes.TrimRight(bytes.TrimLeft(line, " \t"), " \t\r"))
+	}
+	d.finish()
+}
+
+func (d *dcgmParser) line(n int, line []byte) {
+	if len(line) == 0 {
+		return
+	}
+	if line[0] == '#' {
+		if name := commentFamily(line); name != nil && !bytes.Equal(name, d.cur) {
+			d.start(name, n)
+		}
+		return
+	}
+	// Most lines continue the family before; only a new name is walked
+	// byte by byte (see parseSample on why that matters).
+	var name []byte
+	if l := len(d.cur); d.curLine > 0 && l > 0 && len(line) > l && bytes.HasPrefix(line, d.cur) && !isMetricNameByte(line[l]) {
+		name = line[:l]
+	} else {
+		name = line[:metricNameLen(line)]
+		if !bytes.Equal(name, d.cur) || d.curLine == 0 {
+			d.start(name, n)
+		}
+	}
+	d.curSamples++
+	if d.curBad != "" {
+		return
+	}
+	var ps promSample
+	if why := parseSample(line[len(name):], &ps); why != "" {
+		d.curBad, d.curBadLine, d.pending = why, n, d.pending[:0]
+		return
+	}
+	if d.curReading >= 0 {
+		d.pending = append(d.pending, ps)
+	}
+}
+
+// start ends the family before and begins the one named name at line n.
+func (d *dcgmParser) start(name []byte, n int) {
+	d.finish()
+	d.cur, d.curLine, d.curBad, d.curSamples = name, n, "", 0
+	d.curReading = -1
+	if r, ok := dcgmFamilies[string(name)]; ok {
+		d.curReading = r
+	}
+}
+
+func (d *dcgmParser) finish() {
+	if d.curSamples > 0 {
+		if d.curBad != "" {
+			d.skipped = append(d.skipped, SkippedFamily{Name: string(d.cur), Line: d.curBadLine, Reason: d.curBad})
+		} else {
+			d.good++
+			for i := range d.pending {
+				d.series(d.curReading, &d.pending[i])
+			}
+		}
+	}
+	d.pending = d.pending[:0]
+	d.curSamples = 0
+}
+
+// commentFamily is the metric name of a "# HELP name …" or "# TYPE name …"
+// line; nil for other comments.
+func commentFamily(line []byte) []byte {
+	rest := bytes.TrimLeft(line[1:], " \t")
+	if !bytes.HasPrefix(rest, []byte("HELP")) && !bytes.HasPrefix(rest, []byte("TYPE")) {
+		return nil
+	}
+	rest = rest[4:]
+	if len(rest) == 0 || rest[0] != ' ' && rest[0] != '\t' {
+		return nil
+	}
+	rest = bytes.TrimLeft(rest, " \t")
+	name := rest[:metricNameLen(rest)]
+	if len(name) == 0 {
+		return nil
+	}
+	return name
+}
+
+func isMetricNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == ':' || c >= '0' && c <= '9'
+}
+
+func metricNameLen(b []byte) int {
+	i := 0
+	for i < len(b) && (b[i] >= 'a' && b[i] <= 'z' || b[i] >= 'A' && b[i] <= 'Z' || b[i] == '_' || b[i] == ':' || i > 0 && b[i] >= '0' && b[i] <= '9') {
+		i++
+	}
+	return i
+}
+
+func labelNameLen(b []byte) int {
+	i := 0
+	for i < len(b) && (b[i] >= 'a' && b[i] <= 'z' || b[i] >= 'A' && b[i] <= 'Z' || b[i] == '_' || i > 0 && b[i] >= '0' && b[i] <= '9') {
+		i++
+	}
+	return i
+}
+
+// promSample is one sample line: the labels cardhour reads, and the value.
+// The byte slices point into the scrape.
+type promSample struct {
+	v                                                         float64
+	uuid, gi, profile, gpu, model, hostname, oldHostname, bus []byte
+}
+
+// parseSample reads what follows a sample line's metric name: an optional
+// label set, a value, an optional timestamp — the text format as expfmt
+// reads it for gauges, counters and untyped samples. It returns why the
+// line does not parse, or "". It jumps between quotes and braces with
+// bytes.IndexByte rather than walking the line byte by byte. That is
+// faster, and it keeps the fuzzer productive: every loop of Go code counts
+// its rounds in an 8-bit coverage counter that wraps, so a loop over every
+// byte of a scrape makes the exact byte count part of the coverage, and an
+// input found that way cannot be minimised (expfmt's byte-at-a-time parser
+// kept FuzzParseDCGM minimising such inputs instead of fuzzing).
+func parseSample(rest []byte, ps *promSample) string {
+	if len(rest) == 0 {
+		return "no value"
+	}
+	rest = bytes.TrimLeft(rest, " \t")
+	if len(rest) > 0 && rest[0] == '{' {
+		p := 1
+		for {
+			p += blanks(rest[p:])
+			if p < len(rest) && rest[p] == '}' {
+				p++
+				break
+			}
+			// The label name runs to the '='. Its characters are not walked
+			// one by one: cardhour matches the names it reads exactly, and
+			// checks the others only for what would end a label early.
+			eq := bytes.IndexByte(rest[p:], '=')
+			if eq < 0 {
+				return "a label name or } expected"
+			}
+			name := bytes.TrimRight(rest[p:p+eq], " \t")
+			if len(name) == 0 || labelNameLen(name[:1]) == 0 || bytes.IndexByte(name, '"') >= 0 || bytes.IndexByte(name, ',') >= 0 ||
+				bytes.IndexByte(name, '}') >= 0 || bytes.IndexByte(name, ' ') >= 0 {
+				return "a label name or } expected"
+			}
+			p += eq + 1
+			p += blanks(rest[p:])
+			if p >= len(rest) || rest[p] != '"' {
+				return "a quoted value expected for label " + strconv.Quote(string(name))
+			}
+			p++
+			val, n, why := labelValue(rest[p:])
+			if why != "" {
+				return why + " in label " + strconv.Quote(string(name))
+			}
+			p += n
+			ps.label(name, val)
+			p += blanks(rest[p:])
+			if p < len(rest) && rest[p] == ',' {
+				p++
+				continue
+			}
+			if p < len(rest) && rest[p] == '}' {
+				p++
+				break
+			}
+			return ", or } expected after label " + strconv.Quote(string(name))
+		}
+		rest = rest[p:]
+	}
+	if len(rest) == 0 || rest[0] != ' ' && rest[0] != '\t' {
+		return "a blank and a value expected"
+	}
+	rest = bytes.TrimLeft(rest, " \t")
+	val := rest
+	if j := bytes.IndexAny(rest, " \t"); j >= 0 {
+		val, rest = rest[:j], bytes.TrimLeft(rest[j:], " \t")
+	} else {
+		rest = nil
+	}
+	if len(val) == 0 || bytes.ContainsAny(val, "pP_") {
+		return "value is not a number: " + strconv.Quote(clip(string(val)+" "+string(rest), 80))
+	}
+	v, err := strconv.ParseFloat(string(val), 64)
+	if err != nil {
+		return "value is not a number: " + strconv.Quote(clip(strings.TrimSpace(string(val)+" "+string(rest)), 80))
+	}
+	if len(rest) > 0 {
+		if _, err := strconv.ParseInt(string(rest), 10, 64); err != nil {
+			return "text after the value: " + strconv.Quote(clip(string(rest), 80))
+		}
+	}
+	ps.v = v
+	return ""
+}
+
+func blanks(b []byte) int {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// labelValue reads a quoted label value, b starting after its opening
+// quote: the value (unescaped), the bytes read including the closing
+// quote, and why it does not parse.
+func labelValue(b []byte) ([]byte, int, string) {
+	q := bytes.IndexByte(b, '"')
+	if q < 0 {
+		return nil, 0, "value not closed"
+	}
+	if bytes.IndexByte(b[:q], '\\') < 0 {
+		if bytes.IndexByte(b[:q], '\n') >= 0 {
+			return nil, 0, "value not closed"
+		}
+		return b[:q], q + 1, ""
+	}
+	// Escapes: \\, \" and \n.
+	var out []byte
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			return out, i + 1, ""
+		case '\\':
+			if i+1 >= len(b) {
+				return nil, 0, "value not closed"
+			}
+			i++
+			switch b[i] {
+			case '\\', '"':
+				out = append(out, b[i])
+			case 'n':
+				out = append(out, '\n')
+			default:
+				return nil, 0, "invalid escape \\" + string(b[i:i+1])
+			}
+		default:
+			out = append(out, c)
+		}
+	}
+	return nil, 0, "value not closed"
+}
+
+func (ps *promSample) label(name, val []byte) {
+	switch string(name) {
+	case "UUID":
+		ps.uuid = val
+	case "GPU_I_ID":
+		ps.gi = val
+	case "GPU_I_PROFILE":
+		ps.profile = val
+	case "gpu":
+		ps.gpu = val
+	case "modelName":
+		ps.model = val
+	case "hostname":
+		ps.hostname = val
+	case "Hostname":
+		ps.oldHostname = val
+	case "pci_bus_id":
+		ps.bus = val
+	}
+}
+
+func (d *dcgmParser) series(reading int, ps *promSample) {
+	v := ps.v
+	if dcgmBlank(v) {
+		return
+	}
+	c := d.cards[string(ps.uuid)]
+	if c == nil {
+		if !validUUID(ps.uuid) {
+			return
+		}
+		c = &dcgmCard{s: Sample{UUID: string(ps.uuid), Index: -1, Name: clip(string(ps.model), 100), Host: d.host, At: d.at}}
+		if len(ps.hostname) > 0 {
+			c.s.Host = clip(string(ps.hostname), 100)
+		} else if len(ps.oldHostname) > 0 {
+			c.s.Host = clip(string(ps.oldHostname), 100)
+		}
+		if idx, err := strconv.Atoi(string(ps.gpu)); err == nil && idx >= 0 && idx < 1024 {
+			c.s.Index = idx
+		}
+		if len(ps.bus) > 0 {
+			c.s.BusID = NormalizeBusID(string(ps.bus))
+		}
+		if d.cards == nil {
+			d.cards = map[string]*dcgmCard{}
+		}
+		d.cards[c.s.UUID] = c
+		d.order = append(d.order, c)
+	}
+	if reading == rXID {
+		// The value is the last XID the GPU raised; 0 is none. It is the
+		// card's, whichever instance's series carries it.
+		if v > 0 {
+			c.xid = v
+		}
+		return
+	}
+	target := &c.own
+	if len(ps.gi) > 0 {
+		id, err := strconv.Atoi(string(ps.gi))
+		if err != nil || id < 0 || id > 1<<16 {
+			return
+		}
+		in := c.inst[id]
+		if in == nil {
+			if len(c.inst) >= 64 {
+				return
+			}
+			if c.inst == nil {
+				c.inst = map[int]*dcgmInstance{}
+			}
+			in = &dcgmInstance{profile: clip(string(ps.profile), 32)}
+			c.inst[id] = in
+		}
+		target = &in.dcgmSeries
+		switch reading {
+		case rTemp:
+			if c.firstTemp == nil {
+				c.firstTemp = &v
+			}
+		case rPower:
+			if c.firstPow == nil {
+				c.firstPow = &v
+			}
+		}
+	}
+	target.v[reading], target.has[reading] = v, true
+}
+
+func (d *dcgmParser) samples() []Sample {
+	out := make([]Sample, 0, len(d.order))
+	for _, c := range d.order {
+		s := c.s
+		own := &c.own
+		s.UtilPct = percent(own.get(rUtil))
+		s.SMActivePct = own.smActive()
+		s.MemUsedMiB = nonNegative(own.get(rUsed))
+		s.MemTotalMiB = own.total()
+		s.TempC = own.get(rTemp)
+		if s.TempC == nil {
+			s.TempC = c.firstTemp
+		}
+		s.PowerW = nonNegative(own.get(rPower))
+		if s.PowerW == nil {
+			s.PowerW = nonNegative(c.firstPow)
+		}
+		if c.xid > 0 && c.xid < 1e9 {
+			s.Fault = "XID " + strconv.FormatFloat(c.xid, 'f', -1, 64)
+		}
+		if len(c.inst) > 0 {
+			s.MIG = true
+			ids := make([]int, 0, len(c.inst))
+			for id := range c.inst {
+				ids = append(ids, id)
+			}
+			sort.Ints(ids)
+			var used float64
+			usedSeen := false
+			for _, id := range ids {
+				in := c.inst[id]
+				inst := Instance{ID: id, Profile: in.profile, MemUsedMiB: nonNegative(in.get(rUsed)),
+					MemTotalMiB: in.total(), SMActivePct: in.smActive()}
+				if inst.MemUsedMiB != nil {
+					used += *inst.MemUsedMiB
+					usedSeen = true
+				}
+				s.Instances = append(s.Instances, inst)
+			}
+			// The instances do not cover the whole card, so their totals do
+			// not add up to its total: that comes from the inventory.
+			if s.MemUsedMiB == nil && usedSeen {
+				s.MemUsedMiB = &used
+			}
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -4,17 +4,66 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 )
 
 // Scraper reads DCGM exporter endpoints (Prometheus text on :9400/metrics).
+// A metric family that does not parse is skipped and logged once per
+// target until the target prints it well again, not at every scrape.
 type Scraper struct {
 	Targets []string
 	Client  *http.Client
+	Log     *slog.Logger // slog.Default() when nil
+
+	mu     sync.Mutex
+	broken map[string]map[string]bool // target → families skipped at its last scrape
+}
+
+// BrokenFamilies returns the families target's last scrape skipped, sorted.
+func (s *Scraper) BrokenFamilies(target string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.broken[target]))
+	for name := range s.broken[target] {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// noteSkipped logs the families of target newly skipped, and forgets those
+// that parse again. The caller holds s.mu.
+func (s *Scraper) noteSkipped(target string, skipped []SkippedFamily) {
+	if s.broken == nil {
+		s.broken = map[string]map[string]bool{}
+	}
+	was := s.broken[target]
+	now := make(map[string]bool, len(skipped))
+	log := s.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	for _, f := range skipped {
+		if now[f.Name] {
+			continue
+		}
+		now[f.Name] = true
+		if !was[f.Name] {
+			log.Warn("DCGM metric family skipped: it does not parse; the rest of the endpoint is read",
+				"target", target, "family", f.Name, "line", f.Line, "reason", f.Reason)
+		}
+	}
+	if len(now) == 0 {
+		delete(s.broken, target)
+		return
+	}
+	s.broken[target] = now
 }
 
 // ParseTargets splits CARDHOUR_DCGM_TARGETS: comma-separated http(s) URLs;
@@ -68,34 +117,39 @@ func (s *Scraper) Scrape(ctx context.Context, at time.Time) ([]Sample, []ScrapeE
 		go func() {
 			defer wg.Done()
 			got, err := scrapeOne(ctx, client, target, at)
+			s.mu.Lock()
+			if err == nil || len(got.Skipped) > 0 {
+				s.noteSkipped(target, got.Skipped)
+			}
+			s.mu.Unlock()
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
 				errs = append(errs, ScrapeError{target, err})
 				return
 			}
-			samples = append(samples, got...)
+			samples = append(samples, got.Samples...)
 		}()
 	}
 	wg.Wait()
 	return samples, errs
 }
 
-func scrapeOne(ctx context.Context, client *http.Client, target string, at time.Time) ([]Sample, error) {
+func scrapeOne(ctx context.Context, client *http.Client, target string, at time.Time) (DCGMScrape, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return nil, err
+		return DCGMScrape{}, err
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	res, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return DCGMScrape{}, err
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 4096))
-		return nil, fmt.Errorf("status %s", res.Status)
+		return DCGMScrape{}, fmt.Errorf("status %s", res.Status)
 	}
 	host := req.URL.Hostname()
-	return ParseDCGM(res.Body, host, at)
+	return ParseDCGMScrape(res.Body, host, at)
 }
