@@ -6,73 +6,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"cardhour/telemetry"
+	"cardhour/telemetry/telemetrytest"
 )
-
-// fakeNvidiaSmi puts an nvidia-smi on PATH that prints recordings by its
-// arguments — outputs maps a case pattern of sh (matched against all the
-// arguments) to a file to print, or to "exit N: message" — and logs each
-// call's arguments to the returned file.
-func fakeNvidiaSmi(t *testing.T, outputs [][2]string) string {
-	t.Helper()
-	if runtime.GOOS == "windows" {
-		t.Skip("the fake nvidia-smi is a shell script")
-	}
-	dir := t.TempDir()
-	calls := filepath.Join(dir, "calls")
-	var sh strings.Builder
-	fmt.Fprintf(&sh, "#!/bin/sh\necho \"$*\" >> '%s'\ncase \"$*\" in\n", calls)
-	for _, o := range outputs {
-		if code, msg, ok := strings.Cut(o[1], ": "); ok && strings.HasPrefix(code, "exit ") {
-			fmt.Fprintf(&sh, "%s) echo '%s'; exit %s ;;\n", o[0], msg, strings.TrimPrefix(code, "exit "))
-			continue
-		}
-		path, err := filepath.Abs(o[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(&sh, "%s) cat '%s' ;;\n", o[0], path)
-	}
-	sh.WriteString("*) echo \"unexpected arguments: $*\" >&2; exit 9 ;;\nesac\n")
-	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(sh.String()), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return calls
-}
-
-func callsOf(t *testing.T, file string) []string {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Split(strings.TrimSpace(string(b)), "\n")
-}
-
-// fakeProc writes status files for pids: a stand-in for /proc whose Uid:
-// lines name the processes' real uids (the first number; the others are
-// effective, saved and filesystem uids).
-func fakeProc(t *testing.T, uids map[int]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for pid, uid := range uids {
-		dir := filepath.Join(root, fmt.Sprint(pid))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		status := fmt.Sprintf("Name:\tproc\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%d\nPid:\t%d\nUid:\t%s\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n", pid, pid, uid)
-		if err := os.WriteFile(filepath.Join(dir, "status"), []byte(status), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
 
 func realFile(name string) string { return "testdata/real/" + name }
 
@@ -85,7 +25,7 @@ func newPortal(t *testing.T) (*portal, *httptest.Server) {
 }
 
 func TestAgentReportsAnH200InMIGModeFromARealNvidiaSmi(t *testing.T) {
-	calls := fakeNvidiaSmi(t, [][2]string{
+	calls := telemetrytest.FakeNvidiaSmi(t, [][2]string{
 		{"--query-gpu=*", realFile(h200LoadGPU)},
 		{"--query-compute-apps=*", realFile(h200LoadApps)},
 		{"-L", realFile(h200List)},
@@ -94,7 +34,7 @@ func TestAgentReportsAnH200InMIGModeFromARealNvidiaSmi(t *testing.T) {
 	p, ts := newPortal(t)
 	users := map[string]string{"1000": "alice", "1001": "bob"}
 	a, err := telemetry.NewAgent(telemetry.AgentConfig{Server: ts.URL, Token: "cha_test", Host: "gpu-h200-01", Run: telemetry.ExecRunner,
-		ProcRoot: fakeProc(t, map[int]string{12249: "1000", 12250: "1000", 12267: "1001"}),
+		ProcRoot: telemetrytest.FakeProc(t, map[int]string{12249: "1000", 12250: "1000", 12267: "1001"}),
 		LookupUser: func(uid string) (string, error) {
 			if n, ok := users[uid]; ok {
 				return n, nil
@@ -125,7 +65,7 @@ func TestAgentReportsAnH200InMIGModeFromARealNvidiaSmi(t *testing.T) {
 	if got, want := strings.Join(procs, "; "), "12249 /root/tools/memhog 2194 gi 2 alice; 12250 /root/tools/memhog 1170 gi 2 alice; 12267 ./gpu_burn 13526 gi 2 bob"; got != want {
 		t.Errorf("processes\n got %s\nwant %s", got, want)
 	}
-	got := callsOf(t, calls)
+	got := telemetrytest.Calls(t, calls)
 	wantCalls := []string{"--query-gpu=" + telemetry.AgentGPUQuery + " --format=csv,nounits", "--query-compute-apps=" + telemetry.AppsQuery + " --format=csv,nounits", "-L", "-q"}
 	if strings.Join(got, "\n") != strings.Join(wantCalls, "\n") {
 		t.Errorf("nvidia-smi ran as\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantCalls, "\n"))
@@ -133,7 +73,7 @@ func TestAgentReportsAnH200InMIGModeFromARealNvidiaSmi(t *testing.T) {
 }
 
 func TestAgentReportsAnH100FromARealNvidiaSmi(t *testing.T) {
-	calls := fakeNvidiaSmi(t, [][2]string{
+	calls := telemetrytest.FakeNvidiaSmi(t, [][2]string{
 		{"--query-gpu=*", realFile(h100LoadGPU)},
 		{"--query-compute-apps=*", realFile(h100LoadApps)},
 	})
@@ -158,7 +98,7 @@ func TestAgentReportsAnH100FromARealNvidiaSmi(t *testing.T) {
 		t.Errorf("%+v", s)
 	}
 	// Not in MIG mode: no -L, no -q.
-	if got := callsOf(t, calls); len(got) != 2 {
+	if got := telemetrytest.Calls(t, calls); len(got) != 2 {
 		t.Errorf("nvidia-smi ran %q", got)
 	}
 }
@@ -176,7 +116,7 @@ func TestAgentFallsBackWhenNvidiaSmiRefusesAField(t *testing.T) {
 	if err := os.WriteFile(old, tb.pick(cols).bytes(true), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	calls := fakeNvidiaSmi(t, [][2]string{
+	calls := telemetrytest.FakeNvidiaSmi(t, [][2]string{
 		{"*mig.mode.current*", `exit 2: Field "mig.mode.current" is not a valid field to query.`},
 		{"--query-gpu=*", old},
 		{"--query-compute-apps=*", realFile(h100LoadApps)},
@@ -188,7 +128,7 @@ func TestAgentFallsBackWhenNvidiaSmiRefusesAField(t *testing.T) {
 	if len(p.got) != 2 || len(p.got[1].Samples) != 1 || show(p.got[1].Samples[0].UtilPct) != "100" || p.got[1].Samples[0].BusID != "" {
 		t.Fatalf("posted %+v", p.got)
 	}
-	got := callsOf(t, calls)
+	got := telemetrytest.Calls(t, calls)
 	q := "--query-gpu=" + telemetry.GPUQuery + " --format=csv,nounits"
 	if len(got) != 5 || !strings.Contains(got[0], "mig.mode.current") || got[1] != q || got[3] != q {
 		t.Errorf("nvidia-smi ran\n%s", strings.Join(got, "\n"))
@@ -206,7 +146,7 @@ func TestAgentReportsAGPUNvidiaSmiCannotReach(t *testing.T) {
 		t.Fatal(err)
 	}
 	round := filepath.Join(dir, "round")
-	fakeNvidiaSmi(t, [][2]string{
+	telemetrytest.FakeNvidiaSmi(t, [][2]string{
 		{"--query-gpu=*", round},
 		{"--query-compute-apps=*", realFile(h200IdleApps)},
 	})

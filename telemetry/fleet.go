@@ -573,6 +573,21 @@ func (f *Fleet) RegisteredHost(uuid string) (host string, ok bool) {
 	return c.meta.Host, true
 }
 
+// CardOnBus finds the card a host last reported on a PCI bus id (as
+// NormalizeBusID writes it), so that a GPU nvidia-smi can no longer reach,
+// which it names only by bus id, can be marked faulty. It scans the cards:
+// such lines are rare, and a map kept per sample would cost every ingest.
+func (f *Fleet) CardOnBus(host, busID string) (Sample, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.cards {
+		if c.last.BusID == busID && strings.EqualFold(c.meta.Host, host) {
+			return Sample{UUID: c.meta.UUID, Index: c.meta.Index, Name: c.last.Name, Host: c.meta.Host, BusID: busID}, true
+		}
+	}
+	return Sample{}, false
+}
+
 func (f *Fleet) event(e Event) {
 	if len(f.events) >= maxEvents {
 		f.events = f.events[1:]

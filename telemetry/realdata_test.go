@@ -1,7 +1,7 @@
 package telemetry_test
 
 import (
-	"os"
+	"cardhour/telemetry/telemetrytest"
 	"strings"
 	"testing"
 )
@@ -41,14 +41,7 @@ const (
 	maskedUUID = "GPU-00000000-0000-0000-0000-000000000000" // the captures' collector masked the UUIDs
 )
 
-func recording(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile("testdata/real/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func recording(t testing.TB, name string) []byte { return telemetrytest.Recording(t, name) }
 
 // table is a recorded --query-gpu CSV (one header line, one row each GPU)
 // cut into its fields exactly as recorded, spaces included, so a test can

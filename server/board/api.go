@@ -158,6 +158,9 @@ type skippedLineOut struct {
 // apiPushNvidiaSMI takes the raw CSV of the GPU query (with or without
 // units and header), optionally followed by a blank line and the CSV of the
 // compute-apps query, so `nvidia-smi … | curl --data-binary @- …` is enough.
+// A GPU nvidia-smi reports only as an error line ("Unable to determine the
+// device handle for GPU 0000:3B:00.0: Unknown Error") is marked faulty
+// when the fleet knows which card sits on that bus.
 func (a *Area) apiPushNvidiaSMI(c echo.Context) error {
 	const op = "server.apiPushNvidiaSMI"
 	p, err := a.telemetryWriter(c)
@@ -175,27 +178,26 @@ func (a *Area) apiPushNvidiaSMI(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	gpus, apps := body, []byte(nil)
-	if i := bytes.Index(body, []byte("\n\n")); i >= 0 {
-		gpus, apps = body[:i], body[i+2:]
-	} else if i := bytes.Index(body, []byte("\r\n\r\n")); i >= 0 {
-		gpus, apps = body[:i], body[i+4:]
-	}
 	now := time.Now()
-	samples, bad := telemetry.ParseGPUQuery(bytes.NewReader(gpus), host, now)
-	if len(apps) > 0 {
-		rows, badApps := telemetry.ParseComputeApps(bytes.NewReader(apps))
-		telemetry.AttachProcesses(samples, rows)
-		bad = append(bad, badApps...)
+	parsed, err := telemetry.ParsePush(body, host, now)
+	if errors.Is(err, telemetry.ErrNewlinesStripped) {
+		return &errs.Error{Code: errs.Invalid, Op: op, Key: "telemetry.newlines_stripped", Err: err}
 	}
-	out := pushResult{}
-	for _, b := range bad {
-		if len(out.Skipped) < 20 {
-			out.Skipped = append(out.Skipped, skippedLineOut{b.Line, b.Reason})
+	samples := parsed.Samples
+	skipped := parsed.Skipped
+	for _, e := range parsed.GPUErrors {
+		s, ok := a.live.fleet.CardOnBus(host, e.BusID)
+		if !ok {
+			skipped = append(skipped, telemetry.LineError{Line: e.Line, Reason: "nvidia-smi cannot reach GPU " + e.BusID +
+				" (" + e.Reason + "), and no card was reported on that bus from this host before"})
+			continue
 		}
+		s.At, s.Fault = now, e.Reason
+		samples = append(samples, s)
 	}
+	slices.SortFunc(skipped, func(x, y telemetry.LineError) int { return x.Line - y.Line })
 	if len(samples) == 0 {
-		return &errs.Error{Code: errs.Invalid, Op: op, Key: "telemetry.no_samples"}
+		return noSamples(op, skipped)
 	}
 	if err := a.knownElsewhere(c, p, samples); err != nil {
 		return err
@@ -204,8 +206,40 @@ func (a *Area) apiPushNvidiaSMI(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out.Accepted, out.Unknown, out.Ignored = res.Accepted, res.Unknown, res.Ignored
+	out := pushResult{Accepted: res.Accepted, Unknown: res.Unknown, Ignored: res.Ignored}
+	for _, b := range skipped[:min(len(skipped), maxSkippedShown)] {
+		out.Skipped = append(out.Skipped, skippedLineOut{b.Line, b.Reason})
+	}
 	return c.JSON(http.StatusOK, out)
+}
+
+// maxSkippedShown bounds the skipped lines an answer lists.
+const maxSkippedShown = 20
+
+// noSamples refuses a push none of whose lines could be used, naming the
+// lines skipped and why, so the sender sees what to fix: the message lists
+// the first few, the fields each one shown ("line 3": its reason).
+func noSamples(op string, skipped []telemetry.LineError) error {
+	if len(skipped) == 0 {
+		return &errs.Error{Code: errs.Invalid, Op: op, Key: "telemetry.no_samples"}
+	}
+	const inMessage = 5
+	var b strings.Builder
+	for i, l := range skipped[:min(len(skipped), inMessage)] {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(l.Error())
+	}
+	if len(skipped) > inMessage {
+		b.WriteString("; …")
+	}
+	fields := make(map[string]string, min(len(skipped), maxSkippedShown))
+	for _, l := range skipped[:min(len(skipped), maxSkippedShown)] {
+		fields["line "+strconv.Itoa(l.Line)] = l.Reason
+	}
+	return &errs.Error{Code: errs.Invalid, Op: op, Key: "telemetry.no_samples_lines",
+		Args: []any{len(skipped), b.String()}, Fields: fields}
 }
 
 // maxBatchSamples bounds one agent batch (60 rounds of 16 cards, and more).

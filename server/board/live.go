@@ -204,7 +204,7 @@ func (a *Area) Start(ctx context.Context) (stop func()) {
 		goLoop("simulator", time.Second, func(context.Context) error { l.fleet.SimulateStep(time.Now()); return nil })
 	}
 	if len(a.Config.DCGMTargets) > 0 {
-		sc := &telemetry.Scraper{Targets: a.Config.DCGMTargets}
+		sc := &telemetry.Scraper{Targets: a.Config.DCGMTargets, Log: a.Log}
 		goLoop("dcgm", a.Config.DCGMInterval, func(ctx context.Context) error { return l.scrape(ctx, sc) })
 	}
 	if a.Config.AutoRelease > 0 {

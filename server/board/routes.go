@@ -29,8 +29,13 @@ func (a *Area) Routes() []route.Route {
 			Body:    route.Raw("nvidia-smi CSV output, sent with curl --data-binary", "text/csv", "text/plain"),
 			Status:  http.StatusOK,
 			Result:  route.JSON("PushResult", pushResult{}),
-			Desc: "Body (text/csv): the output of nvidia-smi --query-gpu=" + telemetry.GPUQuery + " --format=csv,noheader[,nounits], " +
+			Desc: "Body (text/csv): the output of nvidia-smi --query-gpu=" + telemetry.GPUQuery + " --format=csv[,noheader][,nounits], " +
 				"optionally followed by a blank line and the output of --query-compute-apps=" + telemetry.AppsQuery + ". " +
+				"With a header line the columns are read by name in any order (units in the header or not; unknown columns ignored; " +
+				"a missing uuid column refuses the line by name); without one, in the order above. " +
+				"A body whose newlines were stripped (curl -d) is refused: send it with curl --data-binary. " +
+				"Lines that cannot be used are listed in skipped_lines (line number, reason); when none is usable the 422 names them. " +
+				"nvidia-smi's \"Unable to determine the device handle for GPU <bus id>\" lines mark the card last seen on that bus faulty. " +
 				"Authorization: Bearer with an agent token, or an admin's API token; anything else is 401/403. " +
 				"Cards are keyed by uuid; unknown uuids wait on the telemetry admin page for registration. " +
 				"An agent token reports only the hosts it is bound to (403 otherwise; one issued without hosts is bound to the first it reports), " +
