@@ -127,7 +127,7 @@ var boardScriptKeys = []string{
 	"board.left", "board.idle_for", "board.hours_short", "board.minutes_short", "board.days_short",
 	"board.conn.live", "board.conn.stale", "board.conn.reconnecting", "board.conn.connecting",
 	"board.alert.vram", "board.alert.held_idle", "board.alert.release_warned", "board.alert.fault", "board.alert.unbooked",
-	"board.alert.foreign", "board.alert.spoof", "board.process", "board.unregistered_tile", "board.page", "board.no_data",
+	"board.alert.foreign", "board.alert.spoof", "board.process", "board.process_anon", "board.no_processes", "board.unregistered_tile", "board.page", "board.no_data",
 	"board.sm", "board.sm_unit", "board.mig", "board.instance", "board.waiting_item",
 }
 
@@ -1427,7 +1427,7 @@ func boardAlertText(p Page, a BoardAlert) string {
 // VRAM.
 func processesText(p Page, ps []BoardProcess) string {
 	if len(ps) == 0 {
-		return "—"
+		return p.T("board.no_processes")
 	}
 	var out []string
 	for i, x := range ps {
@@ -1439,7 +1439,11 @@ func processesText(p Page, ps []BoardProcess) string {
 		if x.MemMiB >= 0 {
 			mem = gib(x.MemMiB)
 		}
-		out = append(out, p.T("board.process", x.PID, x.Name, x.User, mem))
+		if x.User == "" {
+			out = append(out, p.T("board.process_anon", x.PID, x.Name, mem))
+		} else {
+			out = append(out, p.T("board.process", x.PID, x.Name, x.User, mem))
+		}
 	}
 	return strings.Join(out, ", ")
 }

@@ -30,6 +30,8 @@ var boardMessages = map[string][2]string{
 	"board.alert.foreign":        {"%s 上有 %s 组以外的进程：%s", "%s runs processes from outside %s: %s"},
 	"board.alert.spoof":          {"%s 的数据被拒收：%s", "Telemetry for %s refused: %s"},
 	"board.process":              {"%d %s（%s，%s GiB）", "%d %s (%s, %s GiB)"},
+	"board.process_anon":         {"%d %s（%s GiB）", "%d %s (%s GiB)"},
+	"board.no_processes":         {"未上报进程", "no processes reported"},
 	"board.left":                 {"剩 %s", "%s left"},
 	"board.idle_for":             {"已空闲 %s", "idle %s"},
 	"board.days_short":           {"天", "d "},

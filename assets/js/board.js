@@ -263,7 +263,7 @@
   // processes names an alert's processes: pid, name, user, VRAM.
   function processes(list) {
     if (!list || list.length === 0) {
-      return "—";
+      return t("board.no_processes");
     }
     var out = [];
     for (var i = 0; i < list.length; i++) {
@@ -272,7 +272,9 @@
         break;
       }
       var p = list[i];
-      out.push(fmt(t("board.process"), [p.pid, p.name, p.user, p.mem_mib == null ? "—" : gib(p.mem_mib)]));
+      var mem = p.mem_mib == null ? "—" : gib(p.mem_mib);
+      // The agent names each process's OS user; a cron push cannot.
+      out.push(p.user ? fmt(t("board.process"), [p.pid, p.name, p.user, mem]) : fmt(t("board.process_anon"), [p.pid, p.name, mem]));
     }
     return out.join(", ");
   }
