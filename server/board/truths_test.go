@@ -191,3 +191,32 @@ func TestLongStatesListsTheDaysIdleAndFullCards(t *testing.T) {
 		t.Errorf("a bad day: %d", r.StatusCode)
 	}
 }
+
+// TestBoardShowsTheQueueByCardType: requests waiting for cards are
+// counted per card type, with how long the oldest has waited, in the
+// fleet JSON and on the board (盯住占用与等待).
+func TestBoardShowsTheQueueByCardType(t *testing.T) {
+	t.Parallel()
+	f := servertest.NewFleet(t, servertest.Options{Vars: map[string]string{"CARDHOUR_SIMULATOR": "false"}}, 1, 1000)
+	member := f.Token(store.RoleMember)
+	servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings", member, f.BookingBody(f.Normal.ID, "H800", 1, 1, 3)), http.StatusCreated)
+	queued := strings.TrimSuffix(f.BookingBody(f.Normal.ID, "H800", 1, 1, 3), "}") + `,"queue":true}`
+	for range 2 {
+		if b := servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings", member, queued), http.StatusCreated); b.State != store.BookingPending {
+			t.Fatalf("queued booking %s", b.State)
+		}
+	}
+	if err := f.E.Srv.Board().RefreshNow(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fl := servertest.Decode[struct {
+		Summary telemetry.Summary `json:"summary"`
+	}](t, f.Call(http.MethodGet, "/api/v1/fleet", member, ""), http.StatusOK)
+	if w := fl.Summary.Waiting; len(w) != 1 || w[0].CardType != "H800" || w[0].Requests != 2 || time.Since(w[0].OldestSince) > time.Minute {
+		t.Errorf("waiting %+v, want two H800 requests since moments ago", w)
+	}
+	doc := f.E.LoggedIn(store.RoleViewer).Get("/board?lang=en").Doc(t)
+	if sec := doc.Find("[data-testid=waiting]"); sec.AttrOr("hidden", "no") != "no" || !strings.Contains(sec.Text(), "H800: 2 waiting") {
+		t.Errorf("the board's queue reads %q", strings.TrimSpace(sec.Text()))
+	}
+}
