@@ -32,11 +32,7 @@ func TestBoardTilesFollowPushedSamples(t *testing.T) {
 
 	// An admin API token from the CLI, then a board and an agent token
 	// through the API, as an operator would.
-	out, err := exec.Command(binPath, "token", "--user", "admin", "--data", data).CombinedOutput()
-	if err != nil {
-		t.Fatalf("cardhour token: %v\n%s", err, out)
-	}
-	admin := strings.TrimSpace(string(out))
+	admin := adminToken(t, data)
 	boardTok := issueToken(t, p.URL, admin, "board-tokens")
 	agentTok := issueToken(t, p.URL, admin, "agent-tokens")
 
@@ -182,6 +178,17 @@ func TestBoardTilesFollowPushedSamples(t *testing.T) {
 }
 
 func f64(v float64) *float64 { return &v }
+
+// adminToken is an admin API token made by the CLI on the portal's data
+// directory, as an operator would.
+func adminToken(t *testing.T, data string) string {
+	t.Helper()
+	out, err := exec.Command(binPath, "token", "--user", "admin", "--data", data).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cardhour token: %v\n%s", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
 
 func issueToken(t *testing.T, base, admin, kind string) string {
 	t.Helper()

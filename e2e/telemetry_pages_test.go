@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -23,11 +22,7 @@ func TestTelemetryPagesAtPhoneAndLaptopWidths(t *testing.T) {
 	data := t.TempDir()
 	p := startPortal(t, "telemetry", map[string]string{"CARDHOUR_DATA": data, "CARDHOUR_SIMULATOR": "false"})
 	removeShots(t, "telemetry")
-	out, err := exec.Command(binPath, "token", "--user", "admin", "--data", data).CombinedOutput()
-	if err != nil {
-		t.Fatalf("cardhour token: %v\n%s", err, out)
-	}
-	admin := strings.TrimSpace(string(out))
+	admin := adminToken(t, data)
 	// An agent token bound to two hosts, which reports a card the
 	// inventory lacks: it waits on the telemetry page.
 	var tok struct {

@@ -32,15 +32,9 @@ func TestAgentReportsAnH200InMIGModeFromARealNvidiaSmi(t *testing.T) {
 		{"-q", realFile(h200Query)},
 	})
 	p, ts := newPortal(t)
-	users := map[string]string{"1000": "alice", "1001": "bob"}
 	a, err := telemetry.NewAgent(telemetry.AgentConfig{Server: ts.URL, Token: "cha_test", Host: "gpu-h200-01", Run: telemetry.ExecRunner,
-		ProcRoot: telemetrytest.FakeProc(t, map[int]string{12249: "1000", 12250: "1000", 12267: "1001"}),
-		LookupUser: func(uid string) (string, error) {
-			if n, ok := users[uid]; ok {
-				return n, nil
-			}
-			return "", fmt.Errorf("unknown uid %s", uid)
-		}})
+		ProcRoot:   telemetrytest.FakeProc(t, map[int]string{12249: "1000", 12250: "1000", 12267: "1001"}),
+		LookupUser: telemetrytest.Users(map[string]string{"1000": "alice", "1001": "bob"})})
 	if err != nil {
 		t.Fatal(err)
 	}

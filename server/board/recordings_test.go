@@ -567,15 +567,9 @@ func TestRecordedNvidiaSmiThroughTheAgent(t *testing.T) {
 	if err := w.Srv.Board().RefreshNow(ctx); err != nil {
 		t.Fatal(err)
 	}
-	users := map[string]string{"1000": "alice", "1001": "bob"}
 	a, err := telemetry.NewAgent(telemetry.AgentConfig{Server: w.TS.URL, Token: w.AgentTok, Host: w.Host, Run: telemetry.ExecRunner,
-		ProcRoot: telemetrytest.FakeProc(t, map[int]string{12249: "1000", 12250: "1000", 12267: "1001"}),
-		LookupUser: func(uid string) (string, error) {
-			if n, ok := users[uid]; ok {
-				return n, nil
-			}
-			return "", fmt.Errorf("unknown uid %s", uid)
-		}})
+		ProcRoot:   telemetrytest.FakeProc(t, map[int]string{12249: "1000", 12250: "1000", 12267: "1001"}),
+		LookupUser: telemetrytest.Users(map[string]string{"1000": "alice", "1001": "bob"})})
 	if err != nil {
 		t.Fatal(err)
 	}

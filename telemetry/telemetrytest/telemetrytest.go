@@ -90,3 +90,14 @@ func FakeProc(t *testing.T, uids map[int]string) string {
 	}
 	return root
 }
+
+// Users is an AgentConfig.LookupUser naming the uids of users (uid →
+// name), and no other.
+func Users(users map[string]string) func(uid string) (string, error) {
+	return func(uid string) (string, error) {
+		if n, ok := users[uid]; ok {
+			return n, nil
+		}
+		return "", fmt.Errorf("unknown uid %s", uid)
+	}
+}
