@@ -1416,7 +1416,7 @@ func boardAlertText(p Page, a BoardAlert) string {
 	case "unbooked":
 		return p.T("board.alert.unbooked", where, processesText(p, a.Processes), a.Since.In(p.loc()).Format("15:04"))
 	case "foreign":
-		return p.T("board.alert.foreign", where, who, processesText(p, a.Processes))
+		return p.T("board.alert.foreign", where, who, processesText(p, a.Processes), a.Since.In(p.loc()).Format("15:04"))
 	case "spoof":
 		return p.T("board.alert.spoof", where, a.Reason)
 	}

@@ -27,7 +27,7 @@ var boardMessages = map[string][2]string{
 	"board.waiting_item":         {"%s 排队 %d 个，最久 %s", "%s: %d waiting, longest %s"},
 	"board.alert.fault":          {"%s 故障：%s · 自 %s", "%s fault: %s · since %s"},
 	"board.alert.unbooked":       {"%s 无预约却在用：%s · 自 %s", "%s in use without a booking: %s · since %s"},
-	"board.alert.foreign":        {"%s 上有 %s 组以外的进程：%s", "%s runs processes from outside %s: %s"},
+	"board.alert.foreign":        {"%s 上有 %s 组以外的进程：%s · 自 %s", "%s runs processes from outside %s: %s · since %s"},
 	"board.alert.spoof":          {"%s 的数据被拒收：%s", "Telemetry for %s refused: %s"},
 	"board.process":              {"%d %s（%s，%s GiB）", "%d %s (%s, %s GiB)"},
 	"board.process_anon":         {"%d %s（%s GiB）", "%d %s (%s GiB)"},

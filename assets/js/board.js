@@ -302,7 +302,7 @@
       } else if (a.kind === "unbooked") {
         text = fmt(t("board.alert.unbooked"), [where, processes(a.processes), clock(a.since)]);
       } else if (a.kind === "foreign") {
-        text = fmt(t("board.alert.foreign"), [where, who, processes(a.processes)]);
+        text = fmt(t("board.alert.foreign"), [where, who, processes(a.processes), clock(a.since)]);
       } else if (a.kind === "spoof") {
         text = fmt(t("board.alert.spoof"), [where, a.reason]);
       } else {

@@ -593,6 +593,11 @@ func TestRecordedNvidiaSmiThroughTheAgent(t *testing.T) {
 	if d := string(foreign[0].Detail); !strings.Contains(d, `"pid":12267`) || !strings.Contains(d, `"user":"bob"`) || strings.Contains(d, "alice") {
 		t.Errorf("the alert names %s, want bob's gpu_burn only", d)
 	}
+	// The board names the card, host, team, the process and since when.
+	alerts := w.LoggedIn(store.RoleMember).Get("/board?lang=en").Doc(t).Find("[data-testid=alerts] .a-foreign").Text()
+	if want := "gpu-h200-01 #0 runs processes from outside llm / replay: 12267 ./gpu_burn (bob, 13.2 GiB) · since "; !strings.Contains(alerts, want) {
+		t.Errorf("the board's alert reads %q, want %q…", alerts, want)
+	}
 }
 
 // TestRecordedDCGMThroughARealScrape: the portal scrapes three recorded
