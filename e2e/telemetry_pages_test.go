@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cardhour/telemetry"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,8 +13,8 @@ import (
 
 // The pages of abnormal occupancy an admin reads — the telemetry page
 // (agent tokens with their hosts, cards waiting for registration), the
-// daily list of cards idle or full all day, and the account page with
-// its OS accounts — at a phone's 390 px and a laptop's 1366 px, in both
+// daily list of cards idle or full all day, the cards page with a faulty
+// card to clear, and the account and user pages with OS accounts — at a phone's 390 px and a laptop's 1366 px, in both
 // languages: each shows its content, nothing is wider than the screen,
 // and the page reports no script or console error. The screenshots are
 // kept in e2e/artifacts/telemetry-*.png.
@@ -45,6 +46,23 @@ func TestTelemetryPagesAtPhoneAndLaptopWidths(t *testing.T) {
 		t.Fatalf("push: %s", res.Status)
 	}
 
+	// A demo card reports a fault: the cards page offers to clear it.
+	var fleet struct {
+		Cards []telemetry.CardView `json:"cards"`
+	}
+	apiJSON(t, http.MethodGet, p.URL+"/api/v1/fleet", admin, nil, &fleet)
+	var faulty telemetry.CardView
+	for _, c := range fleet.Cards {
+		if c.Registered && c.Hold == nil && c.State != telemetry.StateMaintenance && faulty.UUID == "" {
+			faulty = c
+		}
+	}
+	if faulty.UUID == "" {
+		t.Fatal("the demo fleet has no free card")
+	}
+	apiJSON(t, http.MethodPost, p.URL+telemetry.SamplesPath, admin, telemetry.Batch{Host: faulty.Host,
+		Samples: []telemetry.Sample{{UUID: faulty.UUID, Index: faulty.Index, Host: faulty.Host, At: time.Now(), Fault: "GPU requires reset"}}}, nil)
+
 	b := newBrowser(t, "telemetry")
 	testid := func(id string) chromedp.CSS { return chromedp.CSS(`[data-testid="` + id + `"]`) }
 	b.do("open /login", chromedp.Navigate(p.URL+"/login"), chromedp.WaitVisible(testid("login-form")))
@@ -60,14 +78,25 @@ func TestTelemetryPagesAtPhoneAndLaptopWidths(t *testing.T) {
 	if !pending {
 		t.Error("the unregistered card does not wait on /admin/telemetry")
 	}
+	// The fault reaches the inventory at the alerts loop's next turn (1 s).
+	marked := false
+	for deadline := time.Now().Add(10 * time.Second); !marked && time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		b.do("open /admin/cards", chromedp.Navigate(p.URL+"/admin/cards"), chromedp.WaitVisible(chromedp.CSS("main")))
+		marked = b.count(`[data-testid="card-clear-fault"]`) == 1
+	}
+	if !marked {
+		t.Error("the faulty card is not offered for clearing on /admin/cards")
+	}
 
 	yesterday := time.Now().AddDate(0, 0, -1).Format(time.DateOnly)
 	pages := []struct {
-		name, path, shows string
+		name, path, shows, has string // has: a selector on the page
 	}{
-		{"admin", "/admin/telemetry", "gpu-sz-h200-08"},
-		{"long", "/board/long?day=" + yesterday, yesterday},
-		{"account", "/account", "admin"},
+		{"admin", "/admin/telemetry", "gpu-sz-h200-08", `[data-testid="pending-row"]`},
+		{"long", "/board/long?day=" + yesterday, yesterday, `[data-testid="long-empty"]`},
+		{"account", "/account", "admin", "main"},
+		{"cards", "/admin/cards", "GPU requires reset", `[data-testid="card-clear-fault"]`},
+		{"user", "/admin/users/1", "admin", "#f-os_accounts"},
 	}
 	for _, width := range []int{390, 1366} {
 		if err := chromedp.Do(b.ctx, chromedp.EmulateViewport(int64(width), 900)); err != nil {
@@ -83,8 +112,8 @@ func TestTelemetryPagesAtPhoneAndLaptopWidths(t *testing.T) {
 				if got := b.htmlLang(); got != lang {
 					t.Errorf("%s in %s: <html lang=%q>", pg.path, lang, got)
 				}
-				if txt := b.text("main"); !strings.Contains(txt, pg.shows) {
-					t.Errorf("%s at %d px in %s does not show %q", pg.path, width, lang, pg.shows)
+				if txt := b.text("main"); !strings.Contains(txt, pg.shows) || b.count(pg.has) == 0 {
+					t.Errorf("%s at %d px in %s does not show %q and %s", pg.path, width, lang, pg.shows, pg.has)
 				}
 				// The content; the header bar's own fit at 390 px is issue 15's.
 				wide, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`document.querySelector('main').scrollWidth - window.innerWidth`))
