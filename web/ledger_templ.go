@@ -2433,7 +2433,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 				var templ_7745c5c3_Var148 string
 				templ_7745c5c3_Var148, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d.Form.Value("unit")).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 380, Col: 93}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 385, Col: 35}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var148)
 				if templ_7745c5c3_Err != nil {
@@ -2446,7 +2446,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 				var templ_7745c5c3_Var149 string
 				templ_7745c5c3_Var149, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.T("ledger.unit_hint")).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 380, Col: 157}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 388, Col: 44}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var149)
 				if templ_7745c5c3_Err != nil {
@@ -2474,7 +2474,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 					var templ_7745c5c3_Var150 string
 					templ_7745c5c3_Var150, templ_7745c5c3_Err = templruntime.NewAttributeExpression(u).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 388, Col: 25}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 396, Col: 25}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var150)
 					if templ_7745c5c3_Err != nil {
@@ -2497,7 +2497,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 					var templ_7745c5c3_Var151 string
 					templ_7745c5c3_Var151, templ_7745c5c3_Err = templ.JoinStringErrs(d.Form.FieldError("unit"))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 392, Col: 98}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 400, Col: 98}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var151))
 					if templ_7745c5c3_Err != nil {
@@ -2555,7 +2555,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 				var templ_7745c5c3_Var154 string
 				templ_7745c5c3_Var154, templ_7745c5c3_Err = templ.JoinStringErrs(p.T("ledger.note"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 396, Col: 46}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 404, Col: 46}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var154))
 				if templ_7745c5c3_Err != nil {
@@ -2568,7 +2568,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 				var templ_7745c5c3_Var155 string
 				templ_7745c5c3_Var155, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d.Form.Value("note")).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 397, Col: 93}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 405, Col: 93}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var155)
 				if templ_7745c5c3_Err != nil {
@@ -2581,7 +2581,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 				var templ_7745c5c3_Var156 string
 				templ_7745c5c3_Var156, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.T("ledger.note_hint")).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 397, Col: 133}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 405, Col: 133}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var156)
 				if templ_7745c5c3_Err != nil {
@@ -2599,7 +2599,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 					var templ_7745c5c3_Var157 string
 					templ_7745c5c3_Var157, templ_7745c5c3_Err = templ.JoinStringErrs(d.Form.FieldError("note"))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 399, Col: 86}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 407, Col: 86}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var157))
 					if templ_7745c5c3_Err != nil {
@@ -2618,7 +2618,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 					var templ_7745c5c3_Var158 string
 					templ_7745c5c3_Var158, templ_7745c5c3_Err = templ.JoinStringErrs(p.T("ledger.save_correction"))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 404, Col: 38}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 412, Col: 38}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var158))
 					if templ_7745c5c3_Err != nil {
@@ -2628,7 +2628,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 					var templ_7745c5c3_Var159 string
 					templ_7745c5c3_Var159, templ_7745c5c3_Err = templ.JoinStringErrs(p.T("ledger.record"))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 406, Col: 29}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 414, Col: 29}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var159))
 					if templ_7745c5c3_Err != nil {
@@ -2647,7 +2647,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 					var templ_7745c5c3_Var160 string
 					templ_7745c5c3_Var160, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/ledger/rounds/" + I64(d.Row.BookingID) + "#outputs")).ResolveURL(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 410, Col: 96}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 418, Col: 96}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var160)
 					if templ_7745c5c3_Err != nil {
@@ -2660,7 +2660,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 					var templ_7745c5c3_Var161 string
 					templ_7745c5c3_Var161, templ_7745c5c3_Err = templ.JoinStringErrs(p.T("admin.cancel"))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 410, Col: 120}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 418, Col: 120}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var161))
 					if templ_7745c5c3_Err != nil {
@@ -2678,7 +2678,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 				var templ_7745c5c3_Var162 string
 				templ_7745c5c3_Var162, templ_7745c5c3_Err = templ.JoinStringErrs(p.T("ledger.append_only"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 413, Col: 47}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 421, Col: 47}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var162))
 				if templ_7745c5c3_Err != nil {
@@ -2696,7 +2696,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 			var templ_7745c5c3_Var163 string
 			templ_7745c5c3_Var163, templ_7745c5c3_Err = templ.JoinStringErrs(p.T("ledger.files"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 417, Col: 28}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 425, Col: 28}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var163))
 			if templ_7745c5c3_Err != nil {
@@ -2714,7 +2714,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 				var templ_7745c5c3_Var164 string
 				templ_7745c5c3_Var164, templ_7745c5c3_Err = templ.JoinStringErrs(p.T("ledger.files_none"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 419, Col: 47}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 427, Col: 47}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var164))
 				if templ_7745c5c3_Err != nil {
@@ -2737,7 +2737,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 					var templ_7745c5c3_Var165 string
 					templ_7745c5c3_Var165, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(f.Href)).ResolveURL(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 423, Col: 41}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 431, Col: 41}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var165)
 					if templ_7745c5c3_Err != nil {
@@ -2750,7 +2750,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 					var templ_7745c5c3_Var166 string
 					templ_7745c5c3_Var166, templ_7745c5c3_Err = templ.JoinStringErrs(f.Name)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 423, Col: 52}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 431, Col: 52}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var166))
 					if templ_7745c5c3_Err != nil {
@@ -2763,7 +2763,7 @@ func LedgerRoundPage(p Page, d LedgerRoundProps) templ.Component {
 					var templ_7745c5c3_Var167 string
 					templ_7745c5c3_Var167, templ_7745c5c3_Err = templ.JoinStringErrs(f.Version)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 423, Col: 94}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 431, Col: 94}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var167))
 					if templ_7745c5c3_Err != nil {
@@ -2848,7 +2848,7 @@ func LedgerWaitPage(p Page, d LedgerWaitProps) templ.Component {
 				var templ_7745c5c3_Var171 string
 				templ_7745c5c3_Var171, templ_7745c5c3_Err = templruntime.NewAttributeExpression(bkPath("/bookings/", d.BookingID)).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 441, Col: 58}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 449, Col: 58}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var171)
 				if templ_7745c5c3_Err != nil {
@@ -2861,7 +2861,7 @@ func LedgerWaitPage(p Page, d LedgerWaitProps) templ.Component {
 				var templ_7745c5c3_Var172 string
 				templ_7745c5c3_Var172, templ_7745c5c3_Err = templ.JoinStringErrs(p.T("ledger.booking_link"))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 441, Col: 89}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 449, Col: 89}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var172))
 				if templ_7745c5c3_Err != nil {
@@ -2884,7 +2884,7 @@ func LedgerWaitPage(p Page, d LedgerWaitProps) templ.Component {
 			var templ_7745c5c3_Var173 string
 			templ_7745c5c3_Var173, templ_7745c5c3_Err = templ.JoinStringErrs(d.Message)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 443, Col: 66}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 451, Col: 66}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var173))
 			if templ_7745c5c3_Err != nil {
@@ -2931,7 +2931,7 @@ func BookingLedgerLink(p Page, bookingID int64, state string) templ.Component {
 			var templ_7745c5c3_Var175 string
 			templ_7745c5c3_Var175, templ_7745c5c3_Err = templruntime.NewAttributeExpression(bkPath("/ledger/rounds/", bookingID)).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 451, Col: 60}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 459, Col: 60}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var175)
 			if templ_7745c5c3_Err != nil {
@@ -2944,7 +2944,7 @@ func BookingLedgerLink(p Page, bookingID int64, state string) templ.Component {
 			var templ_7745c5c3_Var176 string
 			templ_7745c5c3_Var176, templ_7745c5c3_Err = templ.JoinStringErrs(p.T("ledger.round_link"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 451, Col: 123}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 459, Col: 123}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var176))
 			if templ_7745c5c3_Err != nil {
@@ -2984,7 +2984,7 @@ func TaskLedgerLink(p Page, taskID int64) templ.Component {
 		var templ_7745c5c3_Var178 string
 		templ_7745c5c3_Var178, templ_7745c5c3_Err = templruntime.NewAttributeExpression(bkPath("/ledger/tasks/", taskID)).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 457, Col: 55}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 465, Col: 55}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var178)
 		if templ_7745c5c3_Err != nil {
@@ -2997,7 +2997,7 @@ func TaskLedgerLink(p Page, taskID int64) templ.Component {
 		var templ_7745c5c3_Var179 string
 		templ_7745c5c3_Var179, templ_7745c5c3_Err = templ.JoinStringErrs(p.T("ledger.task_link"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 457, Col: 114}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/ledger.templ`, Line: 465, Col: 114}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var179))
 		if templ_7745c5c3_Err != nil {

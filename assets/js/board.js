@@ -101,26 +101,37 @@
   }
 
   // renderInstances draws a MIG card's instances as chips inside its tile.
+  // Only a change of the instances themselves (their profiles) can change
+  // the layout; their VRAM and activity change the chips in place, so a
+  // busy MIG card does not re-fit the whole wall at every delta.
   function renderInstances(el, c) {
     var box = el.querySelector('[data-f="mig"]');
     var list = c.instances || [];
-    var key = JSON.stringify(list);
-    if (box.getAttribute("data-key") === key) {
-      return;
+    var shape = list.map(function (x) { return x.id + ":" + x.profile; }).join(",");
+    var reshaped = box.getAttribute("data-shape") !== shape;
+    if (reshaped) {
+      box.setAttribute("data-shape", shape);
+      box.textContent = "";
+      box.hidden = list.length === 0;
+      for (var i = 0; i < list.length; i++) {
+        var made = document.createElement("span");
+        made.textContent = list[i].profile;
+        box.appendChild(made);
+      }
     }
-    box.setAttribute("data-key", key);
-    box.textContent = "";
-    box.hidden = list.length === 0;
-    for (var i = 0; i < list.length; i++) {
-      var x = list[i];
-      var chip = document.createElement("span");
-      chip.className = "inst" + (x.processes > 0 || (x.sm_active != null && x.sm_active >= 10) ? " inst-on" : "");
-      chip.textContent = x.profile;
+    for (var j = 0; j < list.length; j++) {
+      var x = list[j];
+      var chip = box.children[j];
+      var cls = "inst" + (x.processes > 0 || (x.sm_active != null && x.sm_active >= 10) ? " inst-on" : "");
+      if (chip.className !== cls) {
+        chip.className = cls;
+      }
       var mem = x.mem_used_mib == null || !x.mem_total_mib ? "—" : gib(x.mem_used_mib) + " / " + gib(x.mem_total_mib) + " GiB";
       chip.title = fmt(t("board.instance"), [x.id, x.profile, mem, x.processes]);
-      box.appendChild(chip);
     }
-    layoutChanged();
+    if (reshaped) {
+      layoutChanged();
+    }
   }
 
   function renderTile(el, c) {
