@@ -221,7 +221,11 @@ type Fleet struct {
 	changed    chan struct{}
 	accounts   map[int64][]string // OS accounts of each team's members
 	waiting    []Waiting
-	unregBy    map[string]int // unregistered cards per host ("h:") and origin ("o:")
+	// The unregistered cards counted against the caps: in all, per host
+	// (lower case) and per origin (the pushing token).
+	unregTotal    int
+	unregByHost   map[string]int
+	unregByOrigin map[string]int
 }
 
 type bucketKey struct {
@@ -246,6 +250,7 @@ type card struct {
 	ngaps      int
 	origin     string // who pushed an unregistered card first (for the per-origin cap)
 	unregHost  string // the host an unregistered card was counted under
+	counted    bool   // counted in the fleet's unregistered totals
 	bucket     *Rollup
 	vramAlert  bool
 	idleAlert  bool
@@ -282,16 +287,16 @@ func NewFleet(o Options) *Fleet {
 		o.MaxUnregisteredPerOrigin = 256
 	}
 	return &Fleet{
-		opts:       o,
-		cards:      map[string]*card{},
-		retired:    map[string]bool{},
-		dirty:      map[string]string{},
-		buckets:    map[bucketKey]*Rollup{},
-		usage:      map[int64]*Usage{},
-		unknownNew: map[string]struct{}{},
-		changed:    make(chan struct{}, 1),
-		accounts:   map[int64][]string{},
-		unregBy:    map[string]int{},
+		opts:        o,
+		cards:       map[string]*card{},
+		retired:     map[string]bool{},
+		dirty:       map[string]string{},
+		buckets:     map[bucketKey]*Rollup{},
+		usage:       map[int64]*Usage{},
+		unknownNew:  map[string]struct{}{},
+		changed:     make(chan struct{}, 1),
+		accounts:    map[int64][]string{},
+		unregByHost: map[string]int{}, unregByOrigin: map[string]int{},
 	}
 }
 
@@ -365,7 +370,10 @@ func (f *Fleet) SetInventory(metas []CardMeta) {
 			f.markDirty(key, time.Time{})
 			if c.lastAt.IsZero() {
 				delete(f.cards, key)
+				continue
 			}
+			c.unregHost = c.meta.Host
+			f.addUnreg(c)
 		}
 	}
 	f.signal()
@@ -697,24 +705,42 @@ func countProcesses(s *Sample) int {
 // roomForUnregistered applies the caps on cards the inventory lacks:
 // overall, per host and per origin; f.mu must be held.
 func (f *Fleet) roomForUnregistered(host, origin string) bool {
-	if f.unregBy["all"] >= f.opts.MaxUnregistered || f.unregBy["h:"+strings.ToLower(host)] >= f.opts.MaxUnregisteredPerHost {
+	if f.unregTotal >= f.opts.MaxUnregistered || f.unregByHost[strings.ToLower(host)] >= f.opts.MaxUnregisteredPerHost {
 		return false
 	}
-	return origin == "" || f.unregBy["o:"+origin] < f.opts.MaxUnregisteredPerOrigin
+	return origin == "" || f.unregByOrigin[origin] < f.opts.MaxUnregisteredPerOrigin
 }
 
-func (f *Fleet) addUnreg(c *card) { f.countUnreg(c, 1) }
+// addUnreg counts an unregistered card against the caps, once.
+func (f *Fleet) addUnreg(c *card) {
+	if c.counted {
+		return
+	}
+	c.counted = true
+	f.unregTotal++
+	f.unregByHost[strings.ToLower(c.unregHost)]++
+	if c.origin != "" {
+		f.unregByOrigin[c.origin]++
+	}
+}
 
-func (f *Fleet) dropUnreg(c *card) { f.countUnreg(c, -1) }
+// dropUnreg takes back what addUnreg counted (nothing for a card it never
+// counted, such as one the inventory listed first).
+func (f *Fleet) dropUnreg(c *card) {
+	if !c.counted {
+		return
+	}
+	c.counted = false
+	f.unregTotal--
+	decrement(f.unregByHost, strings.ToLower(c.unregHost))
+	if c.origin != "" {
+		decrement(f.unregByOrigin, c.origin)
+	}
+}
 
-func (f *Fleet) countUnreg(c *card, d int) {
-	for _, k := range []string{"all", "h:" + strings.ToLower(c.unregHost), "o:" + c.origin} {
-		if k == "o:" {
-			continue
-		}
-		if f.unregBy[k] += d; f.unregBy[k] <= 0 {
-			delete(f.unregBy, k)
-		}
+func decrement(m map[string]int, k string) {
+	if m[k]--; m[k] <= 0 {
+		delete(m, k)
 	}
 }
 

@@ -196,3 +196,27 @@ func TestUnregisteredCardsAreCappedPerHostAndOrigin(t *testing.T) {
 		t.Errorf("another token's new card: %+v, want it parked", res)
 	}
 }
+
+// TestUnregisteredCapHoldsAcrossInventoryChanges: the cap counts the
+// unregistered cards there are, whatever the inventory did meanwhile —
+// registering cards that never reported, and dropping one that still does.
+func TestUnregisteredCapHoldsAcrossInventoryChanges(t *testing.T) {
+	unknown := func(i int) telemetry.Sample { return telemetry.Sample{UUID: uuidOf(i), Host: "gpu-09", At: t0} }
+	fl := telemetry.NewFleet(telemetry.Options{MaxUnregistered: 3})
+	fl.Ingest([]telemetry.Sample{unknown(100), unknown(101)}, telemetry.SourcePush, t0)
+	// Three new cards in the inventory, none of them reporting yet.
+	fl.SetInventory([]telemetry.CardMeta{{UUID: uuidOf(0), ID: 1}, {UUID: uuidOf(1), ID: 2}, {UUID: uuidOf(2), ID: 3}})
+	if res := fl.Ingest([]telemetry.Sample{unknown(102), unknown(103), unknown(104)}, telemetry.SourcePush, t0); res.Unknown != 1 || res.Ignored != 2 {
+		t.Errorf("after registering other cards: %+v, want 1 more kept (3 in all)", res)
+	}
+
+	fl = telemetry.NewFleet(telemetry.Options{MaxUnregistered: 2})
+	fl.Ingest([]telemetry.Sample{unknown(100)}, telemetry.SourcePush, t0)
+	fl.SetInventory([]telemetry.CardMeta{{UUID: uuidOf(100), ID: 1}})
+	fl.SetInventory(nil) // deleted from the inventory while it still reports
+	at := t0.Add(time.Second)
+	if res := fl.Ingest([]telemetry.Sample{{UUID: uuidOf(101), Host: "gpu-09", At: at}, {UUID: uuidOf(102), Host: "gpu-09", At: at}},
+		telemetry.SourcePush, at); res.Unknown != 1 || res.Ignored != 1 {
+		t.Errorf("after a card went back to unregistered: %+v, want 1 more kept (2 in all)", res)
+	}
+}
