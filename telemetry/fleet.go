@@ -569,16 +569,23 @@ func waitingEqual(a, b []Waiting) bool {
 	return true
 }
 
-// RegisteredHost is the host the inventory places a card on; ok is false
-// for a card it does not know.
-func (f *Fleet) RegisteredHost(uuid string) (host string, ok bool) {
+// Misplaced finds the first sample that names a registered card under a
+// host other than the one the inventory places it on (a sample without a
+// host names none): a spoofed or misconfigured push. It holds the lock
+// once for the whole batch.
+func (f *Fleet) Misplaced(samples []Sample) (s Sample, registeredHost string, cardID int64, found bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c, found := f.cards[strings.ToUpper(uuid)]
-	if !found || !c.registered {
-		return "", false
+	for _, s := range samples {
+		if s.Host == "" {
+			continue
+		}
+		c, ok := f.cards[strings.ToUpper(s.UUID)]
+		if ok && c.registered && !strings.EqualFold(c.meta.Host, s.Host) {
+			return s, c.meta.Host, c.meta.ID, true
+		}
 	}
-	return c.meta.Host, true
+	return Sample{}, "", 0, false
 }
 
 // CardOnBus finds the card a host last reported on a PCI bus id (as

@@ -43,6 +43,14 @@ func (p pusher) origin() string {
 	return "token:" + strconv.FormatInt(p.token.ID, 10)
 }
 
+// name is the pusher as an alert names it: the token's name, or an admin.
+func (p pusher) name() string {
+	if p.token == nil {
+		return "admin"
+	}
+	return p.token.Name
+}
+
 // telemetryWriter admits an agent token, or an admin (API token or
 // session). Push routes are Public in the table because an agent token is
 // no user; this is their gate. A board token, a non-admin's token or no
@@ -108,23 +116,32 @@ func (a *Area) mayReport(c echo.Context, p pusher, hosts []string) error {
 // another host: nothing of it is applied, and the admins are told.
 func (a *Area) knownElsewhere(c echo.Context, p pusher, samples []telemetry.Sample) error {
 	const op = "server.knownElsewhere"
-	for _, s := range samples {
-		known, ok := a.live.fleet.RegisteredHost(s.UUID)
-		if !ok || s.Host == "" || strings.EqualFold(known, s.Host) {
-			continue
-		}
-		token := "admin"
-		if p.token != nil {
-			token = p.token.Name
-		}
-		card, _ := a.live.fleet.Card(s.UUID)
-		if _, _, err := a.Store.OpenAlert(c.Request().Context(), store.AlertInput{Kind: store.AlertSpoof, CardID: card.CardID,
-			Detail: alertDetail{Host: s.Host, Token: token, UUID: s.UUID, Known: known, Reason: "card registered on another host"}}); err != nil {
-			return err
-		}
-		return errs.E(errs.Conflict, op, "telemetry.host_mismatch", s.UUID, known, s.Host)
+	s, known, cardID, found := a.live.fleet.Misplaced(samples)
+	if !found {
+		return nil
 	}
-	return nil
+	if _, _, err := a.Store.OpenAlert(c.Request().Context(), store.AlertInput{Kind: store.AlertSpoof, CardID: cardID,
+		Detail: alertDetail{Host: s.Host, Token: p.name(), UUID: s.UUID, Known: known, Reason: "card registered on another host"}}); err != nil {
+		return err
+	}
+	return errs.E(errs.Conflict, op, "telemetry.host_mismatch", s.UUID, known, s.Host)
+}
+
+// accept applies a push whose hosts the pusher may report: refused whole
+// if it places a card on the wrong host, else ingested and answered.
+func (a *Area) accept(c echo.Context, p pusher, samples []telemetry.Sample, src telemetry.Source, skipped []telemetry.LineError) error {
+	if err := a.knownElsewhere(c, p, samples); err != nil {
+		return err
+	}
+	res, err := a.live.ingest(c.Request().Context(), samples, src, p.origin())
+	if err != nil {
+		return err
+	}
+	out := pushResult{Accepted: res.Accepted, Unknown: res.Unknown, Ignored: res.Ignored}
+	for _, b := range skipped[:min(len(skipped), maxSkippedShown)] {
+		out.Skipped = append(out.Skipped, skippedLineOut{b.Line, b.Reason})
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 func readBody(c echo.Context) ([]byte, error) {
@@ -199,18 +216,7 @@ func (a *Area) apiPushNvidiaSMI(c echo.Context) error {
 	if len(samples) == 0 {
 		return noSamples(op, skipped)
 	}
-	if err := a.knownElsewhere(c, p, samples); err != nil {
-		return err
-	}
-	res, err := a.live.ingest(c.Request().Context(), samples, telemetry.SourcePush, p.origin())
-	if err != nil {
-		return err
-	}
-	out := pushResult{Accepted: res.Accepted, Unknown: res.Unknown, Ignored: res.Ignored}
-	for _, b := range skipped[:min(len(skipped), maxSkippedShown)] {
-		out.Skipped = append(out.Skipped, skippedLineOut{b.Line, b.Reason})
-	}
-	return c.JSON(http.StatusOK, out)
+	return a.accept(c, p, samples, telemetry.SourcePush, skipped)
 }
 
 // maxSkippedShown bounds the skipped lines an answer lists.
@@ -277,21 +283,20 @@ func (a *Area) apiPushSamples(c echo.Context) error {
 		if b.Samples[i].Host == "" || !hostParam.MatchString(b.Samples[i].Host) {
 			b.Samples[i].Host = b.Host
 		}
-		if h := b.Samples[i].Host; h != "" && !slices.Contains(hosts, h) {
+		h := b.Samples[i].Host
+		if h == "" && p.token != nil {
+			// An agent token reports for its hosts only: a sample that names
+			// none would slip past that check and the inventory's.
+			return &errs.Error{Code: errs.Invalid, Op: op, Key: "telemetry.host_required", Fields: map[string]string{"host": "telemetry.host_required"}}
+		}
+		if h != "" && !slices.Contains(hosts, h) {
 			hosts = append(hosts, h)
 		}
 	}
 	if err := a.mayReport(c, p, hosts); err != nil {
 		return err
 	}
-	if err := a.knownElsewhere(c, p, b.Samples); err != nil {
-		return err
-	}
-	res, err := a.live.ingest(c.Request().Context(), b.Samples, telemetry.SourceAgent, p.origin())
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, pushResult{Accepted: res.Accepted, Unknown: res.Unknown, Ignored: res.Ignored})
+	return a.accept(c, p, b.Samples, telemetry.SourceAgent, nil)
 }
 
 // tokenRequest creates a board or agent token.

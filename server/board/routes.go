@@ -49,7 +49,8 @@ func (a *Area) Routes() []route.Route {
 			Status:  http.StatusOK,
 			Result:  route.JSON("PushResult", pushResult{}),
 			Desc: "What `cardhour agent` posts: samples parsed on the host, each with the time it was taken. Agent token or an admin's API token. " +
-				"The same host rules as the CSV push apply (403 for a host the token is not bound to, 409 for a card known under another host).",
+				"The same host rules as the CSV push apply (403 for a host the token is not bound to, 409 for a card known under another host); " +
+				"with an agent token every sample names a host, its own or the batch's (422 otherwise).",
 			Conflict: true,
 		}),
 		route.Op(route.GET, "/api/v1/fleet", route.Viewer, a.apiFleet, route.API{

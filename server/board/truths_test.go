@@ -220,3 +220,23 @@ func TestBoardShowsTheQueueByCardType(t *testing.T) {
 		t.Errorf("the board's queue reads %q", strings.TrimSpace(sec.Text()))
 	}
 }
+
+// TestAgentTokenPushWithoutAHostIsRefused: a sample naming no host would
+// pass both host checks (the token's hosts, the inventory's placement),
+// so an agent token must name one.
+func TestAgentTokenPushWithoutAHostIsRefused(t *testing.T) {
+	t.Parallel()
+	fe := newFleetEnv(t, false)
+	evil := servertest.Decode[struct {
+		Token string `json:"token"`
+	}](t, fe.Client().APICall(http.MethodPost, "/api/v1/agent-tokens", fe.Users["admin"].Token, `{"name":"evil","hosts":["gpu-evil"]}`), http.StatusCreated)
+	batch := fmt.Sprintf(`{"samples":[{"uuid":%q,"index":0,"at":%q,"util":0,"mem_used_mib":0}]}`, uuid0, time.Now().UTC().Format(time.RFC3339Nano))
+	servertest.MustAPIError(t, fe.Client().APICall(http.MethodPost, telemetry.SamplesPath, evil.Token, batch), http.StatusUnprocessableEntity, "invalid")
+	if v := fe.Srv.Board().LiveCard(uuid0); !v.LastSample.IsZero() {
+		t.Errorf("a push without a host reached the card: %+v", v)
+	}
+	// An admin's own token may still push without one.
+	if r := fe.Client().APICall(http.MethodPost, telemetry.SamplesPath, fe.Users["admin"].Token, batch); r.StatusCode != http.StatusOK {
+		t.Errorf("admin push: %d %s", r.StatusCode, r)
+	}
+}
