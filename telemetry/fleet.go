@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -219,7 +220,7 @@ type Fleet struct {
 	day        string
 	heldIdleS  float64 // held-idle card-seconds today
 	changed    chan struct{}
-	accounts   map[int64][]string // OS accounts of each team's members
+	accounts   map[int64]map[string]bool // OS accounts (lower case) of each team's members
 	waiting    []Waiting
 	// The unregistered cards counted against the caps: in all, per host
 	// (lower case) and per origin (the pushing token).
@@ -295,7 +296,7 @@ func NewFleet(o Options) *Fleet {
 		usage:       map[int64]*Usage{},
 		unknownNew:  map[string]struct{}{},
 		changed:     make(chan struct{}, 1),
-		accounts:    map[int64][]string{},
+		accounts:    map[int64]map[string]bool{},
 		unregByHost: map[string]int{}, unregByOrigin: map[string]int{},
 	}
 }
@@ -520,53 +521,37 @@ func (f *Fleet) foreignProcesses(c *card) []Process {
 	}
 	var out []Process
 	for _, p := range c.last.Processes {
-		if p.User != "" && !containsFold(accounts, p.User) {
+		if p.User != "" && !accounts[strings.ToLower(p.User)] {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-func containsFold(xs []string, s string) bool {
-	for _, x := range xs {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // SetTeamAccounts says which OS accounts belong to each team's members, so
 // processes of anyone else on a booked card can be told apart.
 func (f *Fleet) SetTeamAccounts(accounts map[int64][]string) {
+	sets := make(map[int64]map[string]bool, len(accounts))
+	for team, names := range accounts {
+		set := make(map[string]bool, len(names))
+		for _, n := range names {
+			set[strings.ToLower(n)] = true
+		}
+		sets[team] = set
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.accounts = accounts
-	if f.accounts == nil {
-		f.accounts = map[int64][]string{}
-	}
+	f.accounts = sets
 }
 
 // SetWaiting replaces the per-type queue figures the summary carries.
 func (f *Fleet) SetWaiting(w []Waiting) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !waitingEqual(f.waiting, w) {
+	if !slices.Equal(f.waiting, w) {
 		f.waiting = append([]Waiting(nil), w...)
 		f.signal()
 	}
-}
-
-func waitingEqual(a, b []Waiting) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Misplaced finds the first sample that names a registered card under a

@@ -81,7 +81,8 @@ func (l *live) ensureFresh(ctx context.Context, maxAge time.Duration) error {
 	return nil
 }
 
-// refreshInventory loads every card into the fleet.
+// refreshInventory loads every card into the fleet, and the OS accounts
+// of each team (to tell a booking's processes from foreign ones).
 func (l *live) refreshInventory(ctx context.Context) error {
 	cards, err := l.a.Store.FindCards(ctx, store.CardFilter{})
 	if err != nil {
@@ -99,16 +100,21 @@ func (l *live) refreshInventory(ctx context.Context) error {
 		}
 		metas = append(metas, m)
 	}
+	// The OS accounts change with the users, as seldom as the inventory.
+	accounts, err := l.a.Store.TeamOSAccounts(ctx)
+	if err != nil {
+		return err
+	}
 	l.fleet.SetInventory(metas)
+	l.fleet.SetTeamAccounts(accounts)
 	l.refreshMu.Lock()
 	l.inventoryAt = time.Now()
 	l.refreshMu.Unlock()
 	return nil
 }
 
-// refreshHolds loads which booking holds which card now, the OS accounts
-// of each team (to tell a booking's processes from foreign ones) and the
-// queues per card type.
+// refreshHolds loads which booking holds which card now and the queues
+// per card type.
 func (l *live) refreshHolds(ctx context.Context) error {
 	now := time.Now()
 	hs, err := l.a.Store.FindCardHolds(ctx, now)
@@ -119,10 +125,6 @@ func (l *live) refreshHolds(ctx context.Context) error {
 	for _, h := range hs {
 		holds[h.UUID] = telemetry.Hold{BookingID: h.BookingID, TeamID: h.TeamID, Team: h.TeamName, Task: h.TaskName,
 			UserID: h.UserID, User: h.Username, Start: h.StartAt, End: h.EndAt}
-	}
-	accounts, err := l.a.Store.TeamOSAccounts(ctx)
-	if err != nil {
-		return err
 	}
 	waiting, err := l.a.Store.FindWaiting(ctx)
 	if err != nil {
@@ -136,7 +138,6 @@ func (l *live) refreshHolds(ctx context.Context) error {
 		}
 		queues = append(queues, q)
 	}
-	l.fleet.SetTeamAccounts(accounts)
 	l.fleet.SetHolds(holds)
 	l.fleet.SetWaiting(queues)
 	l.refreshMu.Lock()
