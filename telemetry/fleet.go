@@ -434,9 +434,12 @@ func (c *card) smActive() *float64 {
 
 // reclassify recomputes a card's state at now and records alert episodes;
 // f.mu must be held.
-func (f *Fleet) reclassify(key string, c *card, now time.Time) {
+func (f *Fleet) reclassify(key string, c *card, now time.Time) { f.classify(key, c, c.reading(now)) }
+
+// classify is reclassify with the card's reading at hand.
+func (f *Fleet) classify(key string, c *card, r Reading) {
 	t := f.opts.Thresholds
-	r := c.reading(now)
+	now := r.Now
 	prev := c.state
 	c.state = Classify(r, t)
 	if prev != c.state {
@@ -672,9 +675,12 @@ func (f *Fleet) IngestFrom(samples []Sample, src Source, origin string, arrival 
 		if src != SourceSimulator {
 			c.realAt = arrival
 		}
-		c.lowSince = NextLowSince(c.lowSince, Quietness(c.reading(at)), at, t)
-		f.reclassify(key, c, at)
-		f.account(c, at, src)
+		// One reading serves the quiet spell, the state and the rollups.
+		r := c.reading(at)
+		c.lowSince = NextLowSince(c.lowSince, Quietness(r), at, t)
+		r.LowSince = c.lowSince
+		f.classify(key, c, r)
+		f.account(c, r, src)
 		f.markDirty(key, arrival)
 	}
 	f.signal()
@@ -737,13 +743,14 @@ func decrement(m map[string]int, k string) {
 }
 
 // account adds the time the sample just taken vouches for into the card's
-// minute rollups, its booking's usage and today's held-idle total; f.mu
-// must be held. A sample vouches only for the time since the card's
+// minute rollups (r: its reading at the sample), its booking's usage and
+// today's held-idle total; f.mu must be held. A sample vouches only for the time since the card's
 // previous sample, at most GapFactor of the card's interval (learned from
 // its recent gaps, else its source's), and a booking is credited only with
 // the part after it began — so no minute holds more than a minute, and no
 // booking more than it has lasted.
-func (f *Fleet) account(c *card, at time.Time, src Source) {
+func (f *Fleet) account(c *card, r Reading, src Source) {
+	at := r.Now
 	prev := c.rollAt
 	c.rollAt = at
 	from := at // the first sample after a start vouches for nothing
@@ -757,7 +764,6 @@ func (f *Fleet) account(c *card, at time.Time, src Source) {
 		return
 	}
 	t := f.opts.Thresholds
-	r := c.reading(at)
 	// Full counts what the card was, booked or not; a faulty or maintained
 	// card is neither full nor busy, whatever it says.
 	healthy := c.state != StateFault && c.state != StateMaintenance
