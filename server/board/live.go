@@ -338,12 +338,16 @@ func (l *live) processEvents(ctx context.Context) error {
 		if !ok {
 			continue
 		}
+		if e.Kind == telemetry.EventFault {
+			if !e.Open {
+				continue // the card stays faulty until an admin clears it; so does its alert
+			}
+			if err := l.markFaulty(ctx, e); err != nil {
+				return err
+			}
+		}
 		var err error
 		switch {
-		case e.Kind == telemetry.EventFault && !e.Open:
-			// The card stays faulty until an admin clears it; so does its alert.
-		case e.Kind == telemetry.EventFault:
-			err = l.fault(ctx, e)
 		case e.Open:
 			in := store.AlertInput{Kind: kind, CardID: e.CardID, BookingID: e.BookingID, Value: e.Value, At: e.At}
 			if e.Reason != "" || len(e.Processes) > 0 {
@@ -360,22 +364,15 @@ func (l *live) processEvents(ctx context.Context) error {
 	return l.refreshAlerts(ctx)
 }
 
-// fault takes a card that reported a fault out of new bookings (until an
-// admin clears it) and tells the admins and the booking's holder, once.
-func (l *live) fault(ctx context.Context, e telemetry.Event) error {
+// markFaulty takes a card that reported a fault out of new bookings (the
+// inventory's status), until an admin clears it.
+func (l *live) markFaulty(ctx context.Context, e telemetry.Event) error {
 	changed, err := l.a.Store.MarkCardFault(ctx, e.CardID, e.Reason, e.At)
-	if err != nil {
+	if err != nil || !changed {
 		return err
 	}
-	if _, _, err := l.a.Store.OpenAlert(ctx, store.AlertInput{Kind: store.AlertFault, CardID: e.CardID, BookingID: e.BookingID, At: e.At,
-		Detail: alertDetail{Reason: e.Reason}}); err != nil {
-		return err
-	}
-	if changed {
-		l.a.Log.Warn("card reported a fault: out of new bookings until an admin clears it", "uuid", e.UUID, "reason", e.Reason)
-		return l.refreshInventory(ctx)
-	}
-	return nil
+	l.a.Log.Warn("card reported a fault: out of new bookings until an admin clears it", "uuid", e.UUID, "reason", e.Reason)
+	return l.refreshInventory(ctx)
 }
 
 // parkUnknown records cards the inventory lacks for an admin to register.
