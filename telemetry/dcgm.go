@@ -165,12 +165,14 @@ func (s *dcgmSeries) smActive() *float64 {
 }
 
 type dcgmCard struct {
-	s         Sample
-	own       dcgmSeries
-	firstTemp *float64 // an instance series' temperature and power repeat the card's
-	firstPow  *float64
-	xid       float64
-	inst      map[int]*dcgmInstance
+	s   Sample
+	own dcgmSeries
+	// An instance series' temperature and power repeat the card's: the
+	// first instance's stand in when the card has no series of its own.
+	firstTemp, firstPow       float64
+	hasFirstTemp, hasFirstPow bool
+	xid                       float64
+	inst                      map[int]*dcgmInstance
 }
 
 type dcgmInstance struct {
@@ -515,12 +517,12 @@ func (d *dcgmParser) series(reading int, ps *promSample) {
 		target = &in.dcgmSeries
 		switch reading {
 		case rTemp:
-			if c.firstTemp == nil {
-				c.firstTemp = &v
+			if !c.hasFirstTemp {
+				c.firstTemp, c.hasFirstTemp = v, true
 			}
 		case rPower:
-			if c.firstPow == nil {
-				c.firstPow = &v
+			if !c.hasFirstPow {
+				c.firstPow, c.hasFirstPow = v, true
 			}
 		}
 	}
@@ -537,12 +539,14 @@ func (d *dcgmParser) samples() []Sample {
 		s.MemUsedMiB = nonNegative(own.get(rUsed))
 		s.MemTotalMiB = own.total()
 		s.TempC = own.get(rTemp)
-		if s.TempC == nil {
-			s.TempC = c.firstTemp
+		if s.TempC == nil && c.hasFirstTemp {
+			t := c.firstTemp
+			s.TempC = &t
 		}
 		s.PowerW = nonNegative(own.get(rPower))
-		if s.PowerW == nil {
-			s.PowerW = nonNegative(c.firstPow)
+		if s.PowerW == nil && c.hasFirstPow {
+			pow := c.firstPow
+			s.PowerW = nonNegative(&pow)
 		}
 		if c.xid > 0 && c.xid < 1e9 {
 			s.Fault = "XID " + strconv.FormatFloat(c.xid, 'f', -1, 64)
