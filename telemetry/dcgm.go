@@ -133,18 +133,28 @@ type dcgmSeries struct {
 	has [readings]bool
 }
 
-func (s *dcgmSeries) get(r int) *float64 {
+// floats is one scrape's room for the readings its samples point to, so
+// that a reading costs no allocation of its own (as the CSV parser's
+// readings). put copies v in; should the room run out, append moves on to a
+// new array and the pointers already handed out stay valid.
+type floats []float64
+
+func (a *floats) put(v float64) *float64 {
+	*a = append(*a, v)
+	return &(*a)[len(*a)-1]
+}
+
+func (s *dcgmSeries) get(r int, a *floats) *float64 {
 	if !s.has[r] {
 		return nil
 	}
-	v := s.v[r]
-	return &v
+	return a.put(s.v[r])
 }
 
 // total is FB_TOTAL where given, else used + free + reserved.
-func (s *dcgmSeries) total() *float64 {
+func (s *dcgmSeries) total(a *floats) *float64 {
 	if s.has[rTotal] {
-		return nonNegative(s.get(rTotal))
+		return nonNegative(s.get(rTotal, a))
 	}
 	if !s.has[rUsed] || !s.has[rFree] {
 		return nil
@@ -153,15 +163,15 @@ func (s *dcgmSeries) total() *float64 {
 	if s.has[rReserved] {
 		t += s.v[rReserved]
 	}
-	return nonNegative(&t)
+	return nonNegative(a.put(t))
 }
 
-func (s *dcgmSeries) smActive() *float64 {
+func (s *dcgmSeries) smActive(a *floats) *float64 {
 	if !s.has[rGR] {
 		return nil
 	}
 	pct := s.v[rGR] * 100
-	return percent(&pct)
+	return percent(a.put(pct))
 }
 
 type dcgmCard struct {
@@ -531,22 +541,28 @@ func (d *dcgmParser) series(reading int, ps *promSample) {
 
 func (d *dcgmParser) samples() []Sample {
 	out := make([]Sample, 0, len(d.order))
+	// Room for every reading the samples point to: a card's (at most
+	// eight: a refused power or used value is followed by the one that
+	// stands in), and an instance's three.
+	n := 0
+	for _, c := range d.order {
+		n += 8 + 3*len(c.inst)
+	}
+	a := make(floats, 0, n)
 	for _, c := range d.order {
 		s := c.s
 		own := &c.own
-		s.UtilPct = percent(own.get(rUtil))
-		s.SMActivePct = own.smActive()
-		s.MemUsedMiB = nonNegative(own.get(rUsed))
-		s.MemTotalMiB = own.total()
-		s.TempC = own.get(rTemp)
+		s.UtilPct = percent(own.get(rUtil, &a))
+		s.SMActivePct = own.smActive(&a)
+		s.MemUsedMiB = nonNegative(own.get(rUsed, &a))
+		s.MemTotalMiB = own.total(&a)
+		s.TempC = own.get(rTemp, &a)
 		if s.TempC == nil && c.hasFirstTemp {
-			t := c.firstTemp
-			s.TempC = &t
+			s.TempC = a.put(c.firstTemp)
 		}
-		s.PowerW = nonNegative(own.get(rPower))
+		s.PowerW = nonNegative(own.get(rPower, &a))
 		if s.PowerW == nil && c.hasFirstPow {
-			pow := c.firstPow
-			s.PowerW = nonNegative(&pow)
+			s.PowerW = nonNegative(a.put(c.firstPow))
 		}
 		if c.xid > 0 && c.xid < 1e9 {
 			s.Fault = "XID " + strconv.FormatFloat(c.xid, 'f', -1, 64)
@@ -562,8 +578,8 @@ func (d *dcgmParser) samples() []Sample {
 			usedSeen := false
 			for _, id := range ids {
 				in := c.inst[id]
-				inst := Instance{ID: id, Profile: in.profile, MemUsedMiB: nonNegative(in.get(rUsed)),
-					MemTotalMiB: in.total(), SMActivePct: in.smActive()}
+				inst := Instance{ID: id, Profile: in.profile, MemUsedMiB: nonNegative(in.get(rUsed, &a)),
+					MemTotalMiB: in.total(&a), SMActivePct: in.smActive(&a)}
 				if inst.MemUsedMiB != nil {
 					used += *inst.MemUsedMiB
 					usedSeen = true
@@ -573,7 +589,7 @@ func (d *dcgmParser) samples() []Sample {
 			// The instances do not cover the whole card, so their totals do
 			// not add up to its total: that comes from the inventory.
 			if s.MemUsedMiB == nil && usedSeen {
-				s.MemUsedMiB = &used
+				s.MemUsedMiB = a.put(used)
 			}
 		}
 		out = append(out, s)
