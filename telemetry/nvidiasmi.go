@@ -41,11 +41,18 @@ func (e GPUError) Error() string {
 	return "line " + itoa(e.Line) + ": GPU " + e.BusID + ": " + e.Reason
 }
 
-// GPUParse is what a --query-gpu output held.
+// GPUParse is what a --query-gpu output (or a push body, see ParsePush)
+// held.
 type GPUParse struct {
-	Samples   []Sample
+	// Samples are the GPUs' rows; in a push body, with their processes
+	// attached.
+	Samples []Sample
+	// GPUErrors are the GPUs nvidia-smi could not reach, by bus id: the
+	// caller marks those cards faulty.
 	GPUErrors []GPUError
-	Skipped   []LineError
+	// Skipped are the lines not used and why; line numbers count from the
+	// input's first line.
+	Skipped []LineError
 }
 
 // ParseGPUQuery reads --query-gpu output, with or without units and with
@@ -111,7 +118,13 @@ func AttachProcesses(samples []Sample, apps []AppsRow) {
 }
 
 // readText reads a whole input into one string, so that fields are
-// substrings of it and only what a sample keeps is copied.
+// substrings of it and only what a sample keeps is copied. Past maxInput it
+// is cut, and a LineError says so.
+//
+// readAll is its []byte twin for the DCGM parser, which reads bytes and
+// refuses an input over maxInput whole instead of cutting it. Each reads
+// the input in the one copy its parser works on; one written in terms of
+// the other would copy the input twice.
 func readText(r io.Reader) (string, []LineError) {
 	var sb strings.Builder
 	src := io.LimitReader(r, maxInput+1)
@@ -125,12 +138,18 @@ func readText(r io.Reader) (string, []LineError) {
 	if err != nil {
 		bad = append(bad, LineError{0, "reading: " + err.Error()})
 	}
-	text := sb.String()
-	if len(text) > maxInput {
-		text = text[:maxInput]
-		bad = append(bad, LineError{0, "input larger than 16 MiB: the rest was not read"})
+	text, tooLarge := cutInput(sb.String(), "input")
+	return text, append(bad, tooLarge...)
+}
+
+// cutInput cuts b to maxInput bytes; the LineError says so (what names the
+// input: "input", "body") when it was longer. It slices b and copies
+// nothing.
+func cutInput[T string | []byte](b T, what string) (T, []LineError) {
+	if len(b) <= maxInput {
+		return b, nil
 	}
-	return text, bad
+	return b[:maxInput], []LineError{{0, what + " larger than 16 MiB: the rest was not read"}}
 }
 
 // readAll reads up to maxInput+1 bytes, in one allocation when the reader
