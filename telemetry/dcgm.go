@@ -293,20 +293,19 @@ func isMetricNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == ':' || c >= '0' && c <= '9'
 }
 
+// metricNameLen is the length of the metric name b begins with: metric
+// name bytes, the first not a digit.
 func metricNameLen(b []byte) int {
 	i := 0
-	for i < len(b) && (b[i] >= 'a' && b[i] <= 'z' || b[i] >= 'A' && b[i] <= 'Z' || b[i] == '_' || b[i] == ':' || i > 0 && b[i] >= '0' && b[i] <= '9') {
+	for i < len(b) && isMetricNameByte(b[i]) && (i > 0 || b[i] < '0' || b[i] > '9') {
 		i++
 	}
 	return i
 }
 
-func labelNameLen(b []byte) int {
-	i := 0
-	for i < len(b) && (b[i] >= 'a' && b[i] <= 'z' || b[i] >= 'A' && b[i] <= 'Z' || b[i] == '_' || i > 0 && b[i] >= '0' && b[i] <= '9') {
-		i++
-	}
-	return i
+// isLabelNameStart: a label name begins with a letter or _.
+func isLabelNameStart(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
 }
 
 // promSample is one sample line: the labels cardhour reads, and the value.
@@ -347,7 +346,7 @@ func parseSample(rest []byte, ps *promSample) string {
 				return "a label name or } expected"
 			}
 			name := bytes.TrimRight(rest[p:p+eq], " \t")
-			if len(name) == 0 || labelNameLen(name[:1]) == 0 || bytes.IndexByte(name, '"') >= 0 || bytes.IndexByte(name, ',') >= 0 ||
+			if len(name) == 0 || !isLabelNameStart(name[0]) || bytes.IndexByte(name, '"') >= 0 || bytes.IndexByte(name, ',') >= 0 ||
 				bytes.IndexByte(name, '}') >= 0 || bytes.IndexByte(name, ' ') >= 0 {
 				return "a label name or } expected"
 			}
@@ -487,7 +486,7 @@ func (d *dcgmParser) series(reading int, ps *promSample) {
 		} else if len(ps.oldHostname) > 0 {
 			c.s.Host = clip(string(ps.oldHostname), 100)
 		}
-		if idx, err := strconv.Atoi(string(ps.gpu)); err == nil && idx >= 0 && idx < 1024 {
+		if idx, ok := cardIndex(string(ps.gpu)); ok {
 			c.s.Index = idx
 		}
 		if len(ps.bus) > 0 {

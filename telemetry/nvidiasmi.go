@@ -604,7 +604,7 @@ func (p *csvParser) gpuRow(n int, line string) {
 		}
 		return ""
 	}
-	if idx, err := strconv.Atoi(get(colIndex)); err == nil && idx >= 0 && idx < 1024 {
+	if idx, ok := cardIndex(get(colIndex)); ok {
 		s.Index = idx
 	}
 	if name := get(colName); name != "" && !noReading(name) {
@@ -667,9 +667,7 @@ func (p *csvParser) appRow(n int, line string) {
 		a.MemMiB = nonNegative(value(f[c], "MiB"))
 	}
 	if c := l.col[appGI]; c >= 0 {
-		if gi, err := strconv.Atoi(f[c]); err == nil && gi >= 0 {
-			a.GPUInstance = &gi
-		}
+		a.GPUInstance = optionalID(f[c])
 	}
 	p.apps = append(p.apps, a)
 }
@@ -698,8 +696,10 @@ func faultMarker(f string) string {
 	return ""
 }
 
+// noReading: the field holds no reading ([N/A], [Not Supported], N/A, ERR!
+// and the like).
 func noReading(f string) bool {
-	return f == "" || f[0] == '[' || strings.EqualFold(f, "N/A") || f == "ERR!"
+	return f == "" || f[0] == '[' || len(f) == 3 && strings.EqualFold(f, "N/A") || f == "ERR!"
 }
 
 const gpuErrorPrefix = "Unable to determine the device handle for GPU"
@@ -749,7 +749,7 @@ func value(field, unit string) *float64 {
 // readings in one allocation.
 func valueInto(dst *float64, field, unit string) *float64 {
 	field = strings.TrimSpace(field) // a no-op on the split fields, which are trimmed
-	if field == "" || field[0] == '[' || len(field) == 3 && strings.EqualFold(field, "N/A") {
+	if noReading(field) {
 		return nil
 	}
 	if f, ok := strings.CutSuffix(field, unit); ok {
@@ -796,6 +796,13 @@ func nonNegative(v *float64) *float64 {
 		return nil
 	}
 	return v
+}
+
+// cardIndex reads a card's index (nvidia-smi's index, DCGM's gpu label,
+// nvidia-smi -L's GPU n): 0 to 1023.
+func cardIndex(s string) (int, bool) {
+	idx, err := strconv.Atoi(s)
+	return idx, err == nil && idx >= 0 && idx < 1024
 }
 
 // validUUID accepts nvidia-smi's GPU-… and MIG-… identifiers.
