@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"sort"
@@ -92,7 +93,7 @@ func ParseDCGM(r io.Reader, host string, at time.Time) ([]Sample, error) {
 func ParseDCGMScrape(r io.Reader, host string, at time.Time) (DCGMScrape, error) {
 	b, err := readAll(r)
 	if err != nil {
-		return DCGMScrape{}, err
+		return DCGMScrape{}, fmt.Errorf("reading the scrape: %w", err)
 	}
 	if len(b) > maxInput {
 		return DCGMScrape{}, errors.New("scrape larger than 16 MiB")
@@ -385,6 +386,9 @@ func parseSample(rest []byte, ps *promSample) string {
 	} else {
 		rest = nil
 	}
+	// strconv.ParseFloat also reads hex floats (0x1p-2) and digits with
+	// underscores (1_000), which the Prometheus text format refuses:
+	// expfmt turns away any value with a p, P or _ the same way.
 	if len(val) == 0 || bytes.ContainsAny(val, "pP_") {
 		return "value is not a number: " + strconv.Quote(clip(string(val)+" "+string(rest), 80))
 	}
