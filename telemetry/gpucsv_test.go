@@ -124,6 +124,23 @@ func TestParseGPUCSVRefusesAHeaderWithoutUUIDByName(t *testing.T) {
 	}
 }
 
+// ParseGPUCSV given a compute-apps part first reads the GPU header after it
+// and the GPU rows under it, as a push body would; only ParseComputeApps
+// refuses a header without pid.
+func TestParseGPUCSVReadsAGPUHeaderAfterAComputeAppsHeader(t *testing.T) {
+	in := "gpu_uuid, pid, process_name, used_gpu_memory [MiB]\n" + string(fixture(t, "nvidia-smi-apps.csv")) +
+		string(fixture(t, "nvidia-smi-units.csv"))
+	res := parseGPUs(t, []byte(in))
+	if len(res.Skipped) != 0 {
+		t.Fatalf("skipped %v", res.Skipped)
+	}
+	check(t, res.Samples, []want{
+		{"GPU-4c8b2656-65c5-07d7-9a96-9dc10e6cad4a", 0, "100", "19818", "81559", "59", "631.95"},
+		{"GPU-896386b1-a55f-a29a-fa34-53ff0052044a", 1, "0", "4", "81559", "31", "71.42"},
+		{"GPU-aa12f3d5-b3dc-d3e4-47d2-a5ea475b4b2f", 2, "35", "12021", "24564", "52", "missing"},
+	})
+}
+
 // Drivers since 530 print power.draw.instant and power.draw.average beside
 // power.draw; without power.draw the instant reading is taken, then the average.
 func TestParseGPUCSVPowerVariants(t *testing.T) {

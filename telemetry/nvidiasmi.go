@@ -96,7 +96,7 @@ type AppsRow struct {
 func ParseComputeApps(r io.Reader) ([]AppsRow, []LineError) {
 	text, bad := readText(r)
 	p := newCSVParser("", time.Time{})
-	p.inApps = true
+	p.inApps, p.appsOnly = true, true
 	p.run(text, false)
 	return p.apps, append(p.out.Skipped, bad...)
 }
@@ -264,7 +264,8 @@ type csvParser struct {
 	lastName    string // GPU names repeat: keep one copy
 	lastErr     int    // index in out.GPUErrors of the error on the line before, or -1
 	gpuSeen     bool   // the GPU part has had a non-blank line
-	switchOnGap bool   // a blank line after the GPU part starts the apps part
+	switchOnGap bool   // a push body: a blank line after the GPU part starts the apps part
+	appsOnly    bool   // ParseComputeApps: there is no GPU part, and a header without pid is refused
 }
 
 func newCSVParser(host string, at time.Time) *csvParser {
@@ -276,7 +277,7 @@ func newCSVParser(host string, at time.Time) *csvParser {
 // part may be followed by a blank line and the compute-apps part.
 func (p *csvParser) run(text string, body bool) {
 	p.switchOnGap = body
-	if !p.inApps {
+	if !p.appsOnly {
 		// One sample a line, mostly: grow once (bounded: a body of blank
 		// lines must not reserve a sample for each).
 		p.out.Samples = make([]Sample, 0, min(strings.Count(text, "\n")+1, 256))
@@ -437,7 +438,7 @@ func (p *csvParser) header(n int) {
 		}
 		return
 	}
-	if p.inApps && !p.switchOnGap {
+	if p.appsOnly {
 		// ParseComputeApps given a header without pid.
 		p.app = layout{refused: `header has no "pid" column`, header: n}
 		p.skip(n, p.app.refused)
