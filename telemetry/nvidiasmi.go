@@ -221,23 +221,42 @@ var appColumnNames = map[string]int{
 	"gpu_instance_id": appGI,
 }
 
-// layout says where each role's column is: -1 when absent. n is the number
-// of columns a row must have; free is the column that absorbs extra commas
-// (a GPU or process name).
+// maxRoles is the most roles a layout has: a GPU header's. The array
+// below fails to compile should the compute-apps header ever have more.
+const maxRoles = gpuRoles
+
+var _ [maxRoles - appRoles]struct{}
+
+// layout says where each role's column is: -1 when absent (a compute-apps
+// layout uses the first appRoles). n is the number of columns a row must
+// have; free is the column that absorbs extra commas (a GPU or process
+// name). It is a value, held in the parser: col is an array, so a layout
+// costs no allocation.
 type layout struct {
 	n, free int
-	col     []int
+	col     [maxRoles]int
 	header  int // line of the header; 0 when positional
 	refused string
 }
 
+// noColumns is a layout's col with every role absent.
+func noColumns() [maxRoles]int {
+	var col [maxRoles]int
+	for i := range col {
+		col[i] = -1
+	}
+	return col
+}
+
 func positionalGPU() layout {
-	return layout{n: 8, free: colName, col: []int{colIndex: 0, colUUID: 1, colName: 2, colUtil: 3, colUsed: 4, colTotal: 5,
+	return layout{n: 8, free: colName, col: [maxRoles]int{colIndex: 0, colUUID: 1, colName: 2, colUtil: 3, colUsed: 4, colTotal: 5,
 		colTemp: 6, colPower: 7, colPowerInstant: -1, colPowerAverage: -1, colMIG: -1, colBus: -1}}
 }
 
 func positionalApps() layout {
-	return layout{n: 4, free: appName, col: []int{appUUID: 0, appPID: 1, appName: 2, appMem: 3, appGI: -1}}
+	l := layout{n: 4, free: appName, col: noColumns()}
+	l.col[appUUID], l.col[appPID], l.col[appName], l.col[appMem] = 0, 1, 2, 3
+	return l
 }
 
 // csvParser reads nvidia-smi CSV: the GPU part and, in a push body, the
@@ -251,8 +270,13 @@ type csvParser struct {
 
 	fields []string
 	starts []int
-	out    GPUParse
-	apps   []AppsRow
+	// What fields and starts hold at first: room for a row of GPUQuery's
+	// or AgentGPUQuery's columns without an allocation of its own; a
+	// longer row or header grows them.
+	fieldBuf [16]string
+	startBuf [17]int
+	out      GPUParse
+	apps     []AppsRow
 
 	// Arenas for what samples keep, so that a row costs no allocation of
 	// its own: the uuids (a copy, never the body, which may be large) and
@@ -269,8 +293,9 @@ type csvParser struct {
 }
 
 func newCSVParser(host string, at time.Time) *csvParser {
-	return &csvParser{host: host, at: at, gpu: positionalGPU(), app: positionalApps(), lastErr: -1,
-		fields: make([]string, 0, 16), starts: make([]int, 0, 17)}
+	p := &csvParser{host: host, at: at, gpu: positionalGPU(), app: positionalApps(), lastErr: -1}
+	p.fields, p.starts = p.fieldBuf[:0], p.startBuf[:0]
+	return p
 }
 
 // run parses text line by line. body: the text is a push body, whose GPU
@@ -432,7 +457,7 @@ func (p *csvParser) header(n int) {
 	}
 	if apps {
 		p.inApps = true
-		p.app = mapHeader(names, appColumnNames, appRoles, appName, n, []int{appUUID, appPID}, []string{"gpu_uuid", "pid"})
+		p.app = mapHeader(names, appColumnNames, appName, n, []int{appUUID, appPID}, []string{"gpu_uuid", "pid"})
 		if p.app.refused != "" {
 			p.skip(n, p.app.refused)
 		}
@@ -440,22 +465,19 @@ func (p *csvParser) header(n int) {
 	}
 	if p.appsOnly {
 		// ParseComputeApps given a header without pid.
-		p.app = layout{refused: `header has no "pid" column`, header: n}
+		p.app = layout{col: noColumns(), refused: `header has no "pid" column`, header: n}
 		p.skip(n, p.app.refused)
 		return
 	}
 	p.inApps = false
-	p.gpu = mapHeader(names, gpuColumnNames, gpuRoles, colName, n, []int{colUUID}, []string{"uuid"})
+	p.gpu = mapHeader(names, gpuColumnNames, colName, n, []int{colUUID}, []string{"uuid"})
 	if p.gpu.refused != "" {
 		p.skip(n, p.gpu.refused)
 	}
 }
 
-func mapHeader(names []string, roles map[string]int, nroles, free, line int, required []int, requiredNames []string) layout {
-	l := layout{n: len(names), col: make([]int, nroles), header: line, free: -1}
-	for i := range l.col {
-		l.col[i] = -1
-	}
+func mapHeader(names []string, roles map[string]int, free, line int, required []int, requiredNames []string) layout {
+	l := layout{n: len(names), col: noColumns(), header: line, free: -1}
 	for i, name := range names {
 		if role, ok := lookupColumn(roles, name); ok && l.col[role] < 0 {
 			l.col[role] = i
