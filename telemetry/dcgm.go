@@ -68,13 +68,6 @@ type DCGMScrape struct {
 	Skipped []SkippedFamily
 }
 
-// ParseDCGM reads a DCGM exporter scrape into one sample per GPU; see
-// ParseDCGMScrape. Families that did not parse are left out.
-func ParseDCGM(r io.Reader, host string, at time.Time) ([]Sample, error) {
-	res, err := ParseDCGMScrape(r, host, at)
-	return res.Samples, err
-}
-
 // ParseDCGMScrape reads a DCGM exporter scrape (Prometheus text format)
 // into one sample per GPU, keyed by the UUID label; host is used when the
 // metrics carry no hostname label (older exporters spell it Hostname).

@@ -55,18 +55,6 @@ type GPUParse struct {
 	Skipped []LineError
 }
 
-// ParseGPUQuery reads --query-gpu output, with or without units and with
-// or without the header line; see ParseGPUCSV. nvidia-smi's per-GPU error
-// lines are returned among the LineErrors.
-func ParseGPUQuery(r io.Reader, host string, at time.Time) ([]Sample, []LineError) {
-	res := ParseGPUCSV(r, host, at)
-	bad := res.Skipped
-	for _, e := range res.GPUErrors {
-		bad = append(bad, LineError{e.Line, "nvidia-smi: GPU " + e.BusID + ": " + e.Reason})
-	}
-	return res.Samples, bad
-}
-
 // ParseGPUCSV reads --query-gpu output. With a header line the columns are
 // mapped by name, in any order, with or without units in the header;
 // unknown columns are ignored and a missing uuid column refuses the header
