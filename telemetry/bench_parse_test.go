@@ -22,7 +22,7 @@ func benchGPUs(b *testing.B, in []byte, want int) {
 	b.SetBytes(int64(len(in)))
 	samples := 0
 	for b.Loop() {
-		got, _ := telemetry.ParseGPUQuery(bytes.NewReader(in), "h", at)
+		got := telemetry.ParseGPUCSV(bytes.NewReader(in), "h", at).Samples
 		if len(got) != want {
 			b.Fatalf("%d samples, want %d", len(got), want)
 		}
@@ -85,11 +85,11 @@ func BenchmarkParseDCGM(b *testing.B) {
 			b.SetBytes(int64(len(c.in)))
 			samples := 0
 			for b.Loop() {
-				got, err := telemetry.ParseDCGM(bytes.NewReader(c.in), "h", at)
-				if err != nil || len(got) != c.want {
-					b.Fatalf("%d samples, %v", len(got), err)
+				res, err := telemetry.ParseDCGMScrape(bytes.NewReader(c.in), "h", at)
+				if err != nil || len(res.Samples) != c.want {
+					b.Fatalf("%d samples, %v", len(res.Samples), err)
 				}
-				samples += len(got)
+				samples += len(res.Samples)
 			}
 			b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
 		})

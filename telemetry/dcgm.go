@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"sort"
@@ -67,13 +68,6 @@ type DCGMScrape struct {
 	Skipped []SkippedFamily
 }
 
-// ParseDCGM reads a DCGM exporter scrape into one sample per GPU; see
-// ParseDCGMScrape. Families that did not parse are left out.
-func ParseDCGM(r io.Reader, host string, at time.Time) ([]Sample, error) {
-	res, err := ParseDCGMScrape(r, host, at)
-	return res.Samples, err
-}
-
 // ParseDCGMScrape reads a DCGM exporter scrape (Prometheus text format)
 // into one sample per GPU, keyed by the UUID label; host is used when the
 // metrics carry no hostname label (older exporters spell it Hostname).
@@ -92,7 +86,7 @@ func ParseDCGM(r io.Reader, host string, at time.Time) ([]Sample, error) {
 func ParseDCGMScrape(r io.Reader, host string, at time.Time) (DCGMScrape, error) {
 	b, err := readAll(r)
 	if err != nil {
-		return DCGMScrape{}, err
+		return DCGMScrape{}, fmt.Errorf("reading the scrape: %w", err)
 	}
 	if len(b) > maxInput {
 		return DCGMScrape{}, errors.New("scrape larger than 16 MiB")
@@ -133,18 +127,28 @@ type dcgmSeries struct {
 	has [readings]bool
 }
 
-func (s *dcgmSeries) get(r int) *float64 {
+// floats is one scrape's room for the readings its samples point to, so
+// that a reading costs no allocation of its own (as the CSV parser's
+// readings). put copies v in; should the room run out, append moves on to a
+// new array and the pointers already handed out stay valid.
+type floats []float64
+
+func (a *floats) put(v float64) *float64 {
+	*a = append(*a, v)
+	return &(*a)[len(*a)-1]
+}
+
+func (s *dcgmSeries) get(r int, a *floats) *float64 {
 	if !s.has[r] {
 		return nil
 	}
-	v := s.v[r]
-	return &v
+	return a.put(s.v[r])
 }
 
 // total is FB_TOTAL where given, else used + free + reserved.
-func (s *dcgmSeries) total() *float64 {
+func (s *dcgmSeries) total(a *floats) *float64 {
 	if s.has[rTotal] {
-		return nonNegative(s.get(rTotal))
+		return nonNegative(s.get(rTotal, a))
 	}
 	if !s.has[rUsed] || !s.has[rFree] {
 		return nil
@@ -153,24 +157,26 @@ func (s *dcgmSeries) total() *float64 {
 	if s.has[rReserved] {
 		t += s.v[rReserved]
 	}
-	return nonNegative(&t)
+	return nonNegative(a.put(t))
 }
 
-func (s *dcgmSeries) smActive() *float64 {
+func (s *dcgmSeries) smActive(a *floats) *float64 {
 	if !s.has[rGR] {
 		return nil
 	}
 	pct := s.v[rGR] * 100
-	return percent(&pct)
+	return percent(a.put(pct))
 }
 
 type dcgmCard struct {
-	s         Sample
-	own       dcgmSeries
-	firstTemp *float64 // an instance series' temperature and power repeat the card's
-	firstPow  *float64
-	xid       float64
-	inst      map[int]*dcgmInstance
+	s   Sample
+	own dcgmSeries
+	// An instance series' temperature and power repeat the card's: the
+	// first instance's stand in when the card has no series of its own.
+	firstTemp, firstPow       float64
+	hasFirstTemp, hasFirstPow bool
+	xid                       float64
+	inst                      map[int]*dcgmInstance
 }
 
 type dcgmInstance struct {
@@ -281,20 +287,19 @@ func isMetricNameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == ':' || c >= '0' && c <= '9'
 }
 
+// metricNameLen is the length of the metric name b begins with: metric
+// name bytes, the first not a digit.
 func metricNameLen(b []byte) int {
 	i := 0
-	for i < len(b) && (b[i] >= 'a' && b[i] <= 'z' || b[i] >= 'A' && b[i] <= 'Z' || b[i] == '_' || b[i] == ':' || i > 0 && b[i] >= '0' && b[i] <= '9') {
+	for i < len(b) && isMetricNameByte(b[i]) && (i > 0 || b[i] < '0' || b[i] > '9') {
 		i++
 	}
 	return i
 }
 
-func labelNameLen(b []byte) int {
-	i := 0
-	for i < len(b) && (b[i] >= 'a' && b[i] <= 'z' || b[i] >= 'A' && b[i] <= 'Z' || b[i] == '_' || i > 0 && b[i] >= '0' && b[i] <= '9') {
-		i++
-	}
-	return i
+// isLabelNameStart: a label name begins with a letter or _.
+func isLabelNameStart(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
 }
 
 // promSample is one sample line: the labels cardhour reads, and the value.
@@ -335,7 +340,7 @@ func parseSample(rest []byte, ps *promSample) string {
 				return "a label name or } expected"
 			}
 			name := bytes.TrimRight(rest[p:p+eq], " \t")
-			if len(name) == 0 || labelNameLen(name[:1]) == 0 || bytes.IndexByte(name, '"') >= 0 || bytes.IndexByte(name, ',') >= 0 ||
+			if len(name) == 0 || !isLabelNameStart(name[0]) || bytes.IndexByte(name, '"') >= 0 || bytes.IndexByte(name, ',') >= 0 ||
 				bytes.IndexByte(name, '}') >= 0 || bytes.IndexByte(name, ' ') >= 0 {
 				return "a label name or } expected"
 			}
@@ -374,6 +379,9 @@ func parseSample(rest []byte, ps *promSample) string {
 	} else {
 		rest = nil
 	}
+	// strconv.ParseFloat also reads hex floats (0x1p-2) and digits with
+	// underscores (1_000), which the Prometheus text format refuses:
+	// expfmt turns away any value with a p, P or _ the same way.
 	if len(val) == 0 || bytes.ContainsAny(val, "pP_") {
 		return "value is not a number: " + strconv.Quote(clip(string(val)+" "+string(rest), 80))
 	}
@@ -475,7 +483,7 @@ func (d *dcgmParser) series(reading int, ps *promSample) {
 		} else if len(ps.oldHostname) > 0 {
 			c.s.Host = clip(string(ps.oldHostname), 100)
 		}
-		if idx, err := strconv.Atoi(string(ps.gpu)); err == nil && idx >= 0 && idx < 1024 {
+		if idx, ok := cardIndex(string(ps.gpu)); ok {
 			c.s.Index = idx
 		}
 		if len(ps.bus) > 0 {
@@ -515,12 +523,12 @@ func (d *dcgmParser) series(reading int, ps *promSample) {
 		target = &in.dcgmSeries
 		switch reading {
 		case rTemp:
-			if c.firstTemp == nil {
-				c.firstTemp = &v
+			if !c.hasFirstTemp {
+				c.firstTemp, c.hasFirstTemp = v, true
 			}
 		case rPower:
-			if c.firstPow == nil {
-				c.firstPow = &v
+			if !c.hasFirstPow {
+				c.firstPow, c.hasFirstPow = v, true
 			}
 		}
 	}
@@ -529,20 +537,28 @@ func (d *dcgmParser) series(reading int, ps *promSample) {
 
 func (d *dcgmParser) samples() []Sample {
 	out := make([]Sample, 0, len(d.order))
+	// Room for every reading the samples point to: a card's (at most
+	// eight: a refused power or used value is followed by the one that
+	// stands in), and an instance's three.
+	n := 0
+	for _, c := range d.order {
+		n += 8 + 3*len(c.inst)
+	}
+	a := make(floats, 0, n)
 	for _, c := range d.order {
 		s := c.s
 		own := &c.own
-		s.UtilPct = percent(own.get(rUtil))
-		s.SMActivePct = own.smActive()
-		s.MemUsedMiB = nonNegative(own.get(rUsed))
-		s.MemTotalMiB = own.total()
-		s.TempC = own.get(rTemp)
-		if s.TempC == nil {
-			s.TempC = c.firstTemp
+		s.UtilPct = percent(own.get(rUtil, &a))
+		s.SMActivePct = own.smActive(&a)
+		s.MemUsedMiB = nonNegative(own.get(rUsed, &a))
+		s.MemTotalMiB = own.total(&a)
+		s.TempC = own.get(rTemp, &a)
+		if s.TempC == nil && c.hasFirstTemp {
+			s.TempC = a.put(c.firstTemp)
 		}
-		s.PowerW = nonNegative(own.get(rPower))
-		if s.PowerW == nil {
-			s.PowerW = nonNegative(c.firstPow)
+		s.PowerW = nonNegative(own.get(rPower, &a))
+		if s.PowerW == nil && c.hasFirstPow {
+			s.PowerW = nonNegative(a.put(c.firstPow))
 		}
 		if c.xid > 0 && c.xid < 1e9 {
 			s.Fault = "XID " + strconv.FormatFloat(c.xid, 'f', -1, 64)
@@ -558,8 +574,8 @@ func (d *dcgmParser) samples() []Sample {
 			usedSeen := false
 			for _, id := range ids {
 				in := c.inst[id]
-				inst := Instance{ID: id, Profile: in.profile, MemUsedMiB: nonNegative(in.get(rUsed)),
-					MemTotalMiB: in.total(), SMActivePct: in.smActive()}
+				inst := Instance{ID: id, Profile: in.profile, MemUsedMiB: nonNegative(in.get(rUsed, &a)),
+					MemTotalMiB: in.total(&a), SMActivePct: in.smActive(&a)}
 				if inst.MemUsedMiB != nil {
 					used += *inst.MemUsedMiB
 					usedSeen = true
@@ -569,7 +585,7 @@ func (d *dcgmParser) samples() []Sample {
 			// The instances do not cover the whole card, so their totals do
 			// not add up to its total: that comes from the inventory.
 			if s.MemUsedMiB == nil && usedSeen {
-				s.MemUsedMiB = &used
+				s.MemUsedMiB = a.put(used)
 			}
 		}
 		out = append(out, s)

@@ -2,6 +2,8 @@ package telemetry_test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -55,3 +57,16 @@ func TestScraperReadsEveryTargetAndReportsTheDeadOnes(t *testing.T) {
 		t.Errorf("a blank temperature marker became %v", *a1.TempC)
 	}
 }
+
+// A scrape that cannot be read says so, and keeps the reader's error.
+func TestParseDCGMScrapeWrapsTheReadError(t *testing.T) {
+	boom := errors.New("connection reset")
+	r := io.MultiReader(strings.NewReader("DCGM_FI_DEV_GPU_UTIL"), failingReader{boom})
+	if _, err := telemetry.ParseDCGMScrape(r, "h", at); !errors.Is(err, boom) || !strings.Contains(err.Error(), "reading") {
+		t.Errorf("err %v, want one that wraps %v", err, boom)
+	}
+}
+
+type failingReader struct{ err error }
+
+func (f failingReader) Read([]byte) (int, error) { return 0, f.err }

@@ -17,7 +17,7 @@ func FuzzIngestBatch(f *testing.F) {
 		sample(0, t0, 50, 1000), sample(1, t0, 99, 80000), {UUID: uuidOf(7), At: t0.Add(time.Hour)},
 	}})
 	f.Add(seed)
-	gpus, _ := telemetry.ParseGPUQuery(bytes.NewReader(fixture(f, "nvidia-smi-units.csv")), "h", t0)
+	gpus := telemetry.ParseGPUCSV(bytes.NewReader(fixture(f, "nvidia-smi-units.csv")), "h", t0).Samples
 	recorded, _ := json.Marshal(telemetry.Batch{Host: "h", Samples: gpus})
 	f.Add(recorded)
 	f.Add([]byte(`{"host":"h","samples":[{"uuid":"GPU-00000000-aaaa-bbbb-cccc-000000000000","util":1e308,"mem_used_mib":-1,"temp_c":1e9,"name":"\u2028</script>"}]}`))

@@ -92,11 +92,11 @@ func TestParseGPUCSVMapsColumnsInAnyOrder(t *testing.T) {
 	}
 	// The older hand fixture, its header reordered the same way.
 	tb := csvTable(t, fixture(t, "nvidia-smi-units.csv")).reversed()
-	got, bad := telemetry.ParseGPUQuery(bytes.NewReader(tb.bytes(true)), "h", at)
-	if len(bad) != 0 {
-		t.Fatalf("skipped %v", bad)
+	res := telemetry.ParseGPUCSV(bytes.NewReader(tb.bytes(true)), "h", at)
+	if len(res.Skipped) != 0 || len(res.GPUErrors) != 0 {
+		t.Fatalf("skipped %v %v", res.Skipped, res.GPUErrors)
 	}
-	check(t, got, []want{
+	check(t, res.Samples, []want{
 		{"GPU-4c8b2656-65c5-07d7-9a96-9dc10e6cad4a", 0, "100", "19818", "81559", "59", "631.95"},
 		{"GPU-896386b1-a55f-a29a-fa34-53ff0052044a", 1, "0", "4", "81559", "31", "71.42"},
 		{"GPU-aa12f3d5-b3dc-d3e4-47d2-a5ea475b4b2f", 2, "35", "12021", "24564", "52", "missing"},
@@ -122,6 +122,23 @@ func TestParseGPUCSVRefusesAHeaderWithoutUUIDByName(t *testing.T) {
 	if len(res.Samples) != 1 || res.Samples[0].Index != -1 || res.Samples[0].UtilPct != nil || show(res.Samples[0].PowerW) != "631.95" {
 		t.Errorf("samples %+v skipped %v", res.Samples, res.Skipped)
 	}
+}
+
+// ParseGPUCSV given a compute-apps part first reads the GPU header after it
+// and the GPU rows under it, as a push body would; only ParseComputeApps
+// refuses a header without pid.
+func TestParseGPUCSVReadsAGPUHeaderAfterAComputeAppsHeader(t *testing.T) {
+	in := "gpu_uuid, pid, process_name, used_gpu_memory [MiB]\n" + string(fixture(t, "nvidia-smi-apps.csv")) +
+		string(fixture(t, "nvidia-smi-units.csv"))
+	res := parseGPUs(t, []byte(in))
+	if len(res.Skipped) != 0 {
+		t.Fatalf("skipped %v", res.Skipped)
+	}
+	check(t, res.Samples, []want{
+		{"GPU-4c8b2656-65c5-07d7-9a96-9dc10e6cad4a", 0, "100", "19818", "81559", "59", "631.95"},
+		{"GPU-896386b1-a55f-a29a-fa34-53ff0052044a", 1, "0", "4", "81559", "31", "71.42"},
+		{"GPU-aa12f3d5-b3dc-d3e4-47d2-a5ea475b4b2f", 2, "35", "12021", "24564", "52", "missing"},
+	})
 }
 
 // Drivers since 530 print power.draw.instant and power.draw.average beside
@@ -200,10 +217,11 @@ func TestParseGPUCSVReadsRecordedGPUErrorLines(t *testing.T) {
 	if len(res.Samples) != 1 || len(res.GPUErrors) != 1 || res.GPUErrors[0].Line != 3 {
 		t.Errorf("samples %d errors %v skipped %v", len(res.Samples), res.GPUErrors, res.Skipped)
 	}
-	// The older API reports the error line among the skipped ones.
-	_, bad := telemetry.ParseGPUQuery(bytes.NewReader(in), "h", at)
-	if len(bad) != 1 || bad[0].Line != 3 || !strings.Contains(bad[0].Reason, "0000:09:00.0: Unknown Error") {
-		t.Errorf("bad %v", bad)
+	// The error line is the only line not read as a row, and as an error
+	// it names its bus and reason.
+	if len(res.Skipped) != 0 || len(res.GPUErrors) != 1 || res.GPUErrors[0].Line != 3 ||
+		!strings.Contains(res.GPUErrors[0].Error(), "0000:09:00.0: Unknown Error") {
+		t.Errorf("skipped %v errors %v", res.Skipped, res.GPUErrors)
 	}
 }
 

@@ -95,8 +95,8 @@ func parseListedGPU(line string) (ListedGPU, bool) {
 	if colon < 0 {
 		return ListedGPU{}, false
 	}
-	idx, err := strconv.Atoi(strings.TrimSpace(rest[:colon]))
-	if err != nil || idx < 0 || idx >= 1024 {
+	idx, ok := cardIndex(strings.TrimSpace(rest[:colon]))
+	if !ok {
 		return ListedGPU{}, false
 	}
 	return ListedGPU{Index: idx, Name: clip(strings.TrimSpace(rest[colon+1:]), 100), UUID: uuid}, true

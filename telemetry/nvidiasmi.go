@@ -41,23 +41,18 @@ func (e GPUError) Error() string {
 	return "line " + itoa(e.Line) + ": GPU " + e.BusID + ": " + e.Reason
 }
 
-// GPUParse is what a --query-gpu output held.
+// GPUParse is what a --query-gpu output (or a push body, see ParsePush)
+// held.
 type GPUParse struct {
-	Samples   []Sample
+	// Samples are the GPUs' rows; in a push body, with their processes
+	// attached.
+	Samples []Sample
+	// GPUErrors are the GPUs nvidia-smi could not reach, by bus id: the
+	// caller marks those cards faulty.
 	GPUErrors []GPUError
-	Skipped   []LineError
-}
-
-// ParseGPUQuery reads --query-gpu output, with or without units and with
-// or without the header line; see ParseGPUCSV. nvidia-smi's per-GPU error
-// lines are returned among the LineErrors.
-func ParseGPUQuery(r io.Reader, host string, at time.Time) ([]Sample, []LineError) {
-	res := ParseGPUCSV(r, host, at)
-	bad := res.Skipped
-	for _, e := range res.GPUErrors {
-		bad = append(bad, LineError{e.Line, "nvidia-smi: GPU " + e.BusID + ": " + e.Reason})
-	}
-	return res.Samples, bad
+	// Skipped are the lines not used and why; line numbers count from the
+	// input's first line.
+	Skipped []LineError
 }
 
 // ParseGPUCSV reads --query-gpu output. With a header line the columns are
@@ -89,7 +84,7 @@ type AppsRow struct {
 func ParseComputeApps(r io.Reader) ([]AppsRow, []LineError) {
 	text, bad := readText(r)
 	p := newCSVParser("", time.Time{})
-	p.inApps = true
+	p.inApps, p.appsOnly = true, true
 	p.run(text, false)
 	return p.apps, append(p.out.Skipped, bad...)
 }
@@ -111,7 +106,13 @@ func AttachProcesses(samples []Sample, apps []AppsRow) {
 }
 
 // readText reads a whole input into one string, so that fields are
-// substrings of it and only what a sample keeps is copied.
+// substrings of it and only what a sample keeps is copied. Past maxInput it
+// is cut, and a LineError says so.
+//
+// readAll is its []byte twin for the DCGM parser, which reads bytes and
+// refuses an input over maxInput whole instead of cutting it. Each reads
+// the input in the one copy its parser works on; one written in terms of
+// the other would copy the input twice.
 func readText(r io.Reader) (string, []LineError) {
 	var sb strings.Builder
 	src := io.LimitReader(r, maxInput+1)
@@ -125,12 +126,18 @@ func readText(r io.Reader) (string, []LineError) {
 	if err != nil {
 		bad = append(bad, LineError{0, "reading: " + err.Error()})
 	}
-	text := sb.String()
-	if len(text) > maxInput {
-		text = text[:maxInput]
-		bad = append(bad, LineError{0, "input larger than 16 MiB: the rest was not read"})
+	text, tooLarge := cutInput(sb.String(), "input")
+	return text, append(bad, tooLarge...)
+}
+
+// cutInput cuts b to maxInput bytes; the LineError says so (what names the
+// input: "input", "body") when it was longer. It slices b and copies
+// nothing.
+func cutInput[T string | []byte](b T, what string) (T, []LineError) {
+	if len(b) <= maxInput {
+		return b, nil
 	}
-	return text, bad
+	return b[:maxInput], []LineError{{0, what + " larger than 16 MiB: the rest was not read"}}
 }
 
 // readAll reads up to maxInput+1 bytes, in one allocation when the reader
@@ -202,23 +209,42 @@ var appColumnNames = map[string]int{
 	"gpu_instance_id": appGI,
 }
 
-// layout says where each role's column is: -1 when absent. n is the number
-// of columns a row must have; free is the column that absorbs extra commas
-// (a GPU or process name).
+// maxRoles is the most roles a layout has: a GPU header's. The array
+// below fails to compile should the compute-apps header ever have more.
+const maxRoles = gpuRoles
+
+var _ [maxRoles - appRoles]struct{}
+
+// layout says where each role's column is: -1 when absent (a compute-apps
+// layout uses the first appRoles). n is the number of columns a row must
+// have; free is the column that absorbs extra commas (a GPU or process
+// name). It is a value, held in the parser: col is an array, so a layout
+// costs no allocation.
 type layout struct {
 	n, free int
-	col     []int
+	col     [maxRoles]int
 	header  int // line of the header; 0 when positional
 	refused string
 }
 
+// noColumns is a layout's col with every role absent.
+func noColumns() [maxRoles]int {
+	var col [maxRoles]int
+	for i := range col {
+		col[i] = -1
+	}
+	return col
+}
+
 func positionalGPU() layout {
-	return layout{n: 8, free: colName, col: []int{colIndex: 0, colUUID: 1, colName: 2, colUtil: 3, colUsed: 4, colTotal: 5,
+	return layout{n: 8, free: colName, col: [maxRoles]int{colIndex: 0, colUUID: 1, colName: 2, colUtil: 3, colUsed: 4, colTotal: 5,
 		colTemp: 6, colPower: 7, colPowerInstant: -1, colPowerAverage: -1, colMIG: -1, colBus: -1}}
 }
 
 func positionalApps() layout {
-	return layout{n: 4, free: appName, col: []int{appUUID: 0, appPID: 1, appName: 2, appMem: 3, appGI: -1}}
+	l := layout{n: 4, free: appName, col: noColumns()}
+	l.col[appUUID], l.col[appPID], l.col[appName], l.col[appMem] = 0, 1, 2, 3
+	return l
 }
 
 // csvParser reads nvidia-smi CSV: the GPU part and, in a push body, the
@@ -232,8 +258,13 @@ type csvParser struct {
 
 	fields []string
 	starts []int
-	out    GPUParse
-	apps   []AppsRow
+	// What fields and starts hold at first: room for a row of GPUQuery's
+	// or AgentGPUQuery's columns without an allocation of its own; a
+	// longer row or header grows them.
+	fieldBuf [16]string
+	startBuf [17]int
+	out      GPUParse
+	apps     []AppsRow
 
 	// Arenas for what samples keep, so that a row costs no allocation of
 	// its own: the uuids (a copy, never the body, which may be large) and
@@ -245,19 +276,21 @@ type csvParser struct {
 	lastName    string // GPU names repeat: keep one copy
 	lastErr     int    // index in out.GPUErrors of the error on the line before, or -1
 	gpuSeen     bool   // the GPU part has had a non-blank line
-	switchOnGap bool   // a blank line after the GPU part starts the apps part
+	switchOnGap bool   // a push body: a blank line after the GPU part starts the apps part
+	appsOnly    bool   // ParseComputeApps: there is no GPU part, and a header without pid is refused
 }
 
 func newCSVParser(host string, at time.Time) *csvParser {
-	return &csvParser{host: host, at: at, gpu: positionalGPU(), app: positionalApps(), lastErr: -1,
-		fields: make([]string, 0, 16), starts: make([]int, 0, 17)}
+	p := &csvParser{host: host, at: at, gpu: positionalGPU(), app: positionalApps(), lastErr: -1}
+	p.fields, p.starts = p.fieldBuf[:0], p.startBuf[:0]
+	return p
 }
 
 // run parses text line by line. body: the text is a push body, whose GPU
 // part may be followed by a blank line and the compute-apps part.
 func (p *csvParser) run(text string, body bool) {
 	p.switchOnGap = body
-	if !p.inApps {
+	if !p.appsOnly {
 		// One sample a line, mostly: grow once (bounded: a body of blank
 		// lines must not reserve a sample for each).
 		p.out.Samples = make([]Sample, 0, min(strings.Count(text, "\n")+1, 256))
@@ -412,30 +445,27 @@ func (p *csvParser) header(n int) {
 	}
 	if apps {
 		p.inApps = true
-		p.app = mapHeader(names, appColumnNames, appRoles, appName, n, []int{appUUID, appPID}, []string{"gpu_uuid", "pid"})
+		p.app = mapHeader(names, appColumnNames, appName, n, []int{appUUID, appPID}, []string{"gpu_uuid", "pid"})
 		if p.app.refused != "" {
 			p.skip(n, p.app.refused)
 		}
 		return
 	}
-	if p.inApps && !p.switchOnGap {
+	if p.appsOnly {
 		// ParseComputeApps given a header without pid.
-		p.app = layout{refused: `header has no "pid" column`, header: n}
+		p.app = layout{col: noColumns(), refused: `header has no "pid" column`, header: n}
 		p.skip(n, p.app.refused)
 		return
 	}
 	p.inApps = false
-	p.gpu = mapHeader(names, gpuColumnNames, gpuRoles, colName, n, []int{colUUID}, []string{"uuid"})
+	p.gpu = mapHeader(names, gpuColumnNames, colName, n, []int{colUUID}, []string{"uuid"})
 	if p.gpu.refused != "" {
 		p.skip(n, p.gpu.refused)
 	}
 }
 
-func mapHeader(names []string, roles map[string]int, nroles, free, line int, required []int, requiredNames []string) layout {
-	l := layout{n: len(names), col: make([]int, nroles), header: line, free: -1}
-	for i := range l.col {
-		l.col[i] = -1
-	}
+func mapHeader(names []string, roles map[string]int, free, line int, required []int, requiredNames []string) layout {
+	l := layout{n: len(names), col: noColumns(), header: line, free: -1}
 	for i, name := range names {
 		if role, ok := lookupColumn(roles, name); ok && l.col[role] < 0 {
 			l.col[role] = i
@@ -585,7 +615,7 @@ func (p *csvParser) gpuRow(n int, line string) {
 		}
 		return ""
 	}
-	if idx, err := strconv.Atoi(get(colIndex)); err == nil && idx >= 0 && idx < 1024 {
+	if idx, ok := cardIndex(get(colIndex)); ok {
 		s.Index = idx
 	}
 	if name := get(colName); name != "" && !noReading(name) {
@@ -648,9 +678,7 @@ func (p *csvParser) appRow(n int, line string) {
 		a.MemMiB = nonNegative(value(f[c], "MiB"))
 	}
 	if c := l.col[appGI]; c >= 0 {
-		if gi, err := strconv.Atoi(f[c]); err == nil && gi >= 0 {
-			a.GPUInstance = &gi
-		}
+		a.GPUInstance = optionalID(f[c])
 	}
 	p.apps = append(p.apps, a)
 }
@@ -679,8 +707,10 @@ func faultMarker(f string) string {
 	return ""
 }
 
+// noReading: the field holds no reading ([N/A], [Not Supported], N/A, ERR!
+// and the like).
 func noReading(f string) bool {
-	return f == "" || f[0] == '[' || strings.EqualFold(f, "N/A") || f == "ERR!"
+	return f == "" || f[0] == '[' || len(f) == 3 && strings.EqualFold(f, "N/A") || f == "ERR!"
 }
 
 const gpuErrorPrefix = "Unable to determine the device handle for GPU"
@@ -730,7 +760,7 @@ func value(field, unit string) *float64 {
 // readings in one allocation.
 func valueInto(dst *float64, field, unit string) *float64 {
 	field = strings.TrimSpace(field) // a no-op on the split fields, which are trimmed
-	if field == "" || field[0] == '[' || len(field) == 3 && strings.EqualFold(field, "N/A") {
+	if noReading(field) {
 		return nil
 	}
 	if f, ok := strings.CutSuffix(field, unit); ok {
@@ -777,6 +807,13 @@ func nonNegative(v *float64) *float64 {
 		return nil
 	}
 	return v
+}
+
+// cardIndex reads a card's index (nvidia-smi's index, DCGM's gpu label,
+// nvidia-smi -L's GPU n): 0 to 1023.
+func cardIndex(s string) (int, bool) {
+	idx, err := strconv.Atoi(s)
+	return idx, err == nil && idx >= 0 && idx < 1024
 }
 
 // validUUID accepts nvidia-smi's GPU-… and MIG-… identifiers.

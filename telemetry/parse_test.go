@@ -50,9 +50,10 @@ func check(t *testing.T, got []telemetry.Sample, wants []want) {
 }
 
 func TestParseGPUQueryWithoutUnits(t *testing.T) {
-	got, bad := telemetry.ParseGPUQuery(bytes.NewReader(fixture(t, "nvidia-smi-nounits.csv")), "gpu-01", at)
-	if len(bad) != 0 {
-		t.Fatalf("skipped lines: %v", bad)
+	res := telemetry.ParseGPUCSV(bytes.NewReader(fixture(t, "nvidia-smi-nounits.csv")), "gpu-01", at)
+	got := res.Samples
+	if len(res.Skipped) != 0 || len(res.GPUErrors) != 0 {
+		t.Fatalf("skipped lines: %v %v", res.Skipped, res.GPUErrors)
 	}
 	check(t, got, []want{
 		{"GPU-4c8b2656-65c5-07d7-9a96-9dc10e6cad4a", 0, "100", "19818", "81559", "59", "631.95"},
@@ -67,11 +68,11 @@ func TestParseGPUQueryWithoutUnits(t *testing.T) {
 }
 
 func TestParseGPUQueryWithUnitsAndHeader(t *testing.T) {
-	got, bad := telemetry.ParseGPUQuery(bytes.NewReader(fixture(t, "nvidia-smi-units.csv")), "gpu-01", at)
-	if len(bad) != 0 {
-		t.Fatalf("skipped lines: %v", bad)
+	res := telemetry.ParseGPUCSV(bytes.NewReader(fixture(t, "nvidia-smi-units.csv")), "gpu-01", at)
+	if len(res.Skipped) != 0 || len(res.GPUErrors) != 0 {
+		t.Fatalf("skipped lines: %v %v", res.Skipped, res.GPUErrors)
 	}
-	check(t, got, []want{
+	check(t, res.Samples, []want{
 		{"GPU-4c8b2656-65c5-07d7-9a96-9dc10e6cad4a", 0, "100", "19818", "81559", "59", "631.95"},
 		{"GPU-896386b1-a55f-a29a-fa34-53ff0052044a", 1, "0", "4", "81559", "31", "71.42"},
 		{"GPU-aa12f3d5-b3dc-d3e4-47d2-a5ea475b4b2f", 2, "35", "12021", "24564", "52", "missing"},
@@ -80,12 +81,12 @@ func TestParseGPUQueryWithUnitsAndHeader(t *testing.T) {
 
 func TestParseGPUQuerySkipsBadLinesWithReasons(t *testing.T) {
 	in := "garbage\n0, not-a-uuid, X, 1, 2, 3, 4, 5\n1, GPU-896386b1-a55f-a29a-fa34-53ff0052044a, H100, 150 %, -5 MiB, 81559 MiB, 31, abc W\n"
-	got, bad := telemetry.ParseGPUQuery(bytes.NewBufferString(in), "h", at)
-	if len(bad) != 2 || bad[0].Line != 1 || bad[1].Line != 2 {
-		t.Errorf("bad lines %v, want lines 1 and 2", bad)
+	res := telemetry.ParseGPUCSV(bytes.NewBufferString(in), "h", at)
+	if bad := res.Skipped; len(bad) != 2 || len(res.GPUErrors) != 0 || bad[0].Line != 1 || bad[1].Line != 2 {
+		t.Errorf("bad lines %v %v, want lines 1 and 2", bad, res.GPUErrors)
 	}
 	// Out-of-range and unparsable values are missing.
-	check(t, got, []want{{"GPU-896386b1-a55f-a29a-fa34-53ff0052044a", 1, "missing", "missing", "81559", "31", "missing"}})
+	check(t, res.Samples, []want{{"GPU-896386b1-a55f-a29a-fa34-53ff0052044a", 1, "missing", "missing", "81559", "31", "missing"}})
 }
 
 func TestParseComputeAppsJoinsByUUID(t *testing.T) {
@@ -96,7 +97,7 @@ func TestParseComputeAppsJoinsByUUID(t *testing.T) {
 	if apps[1].Name != "python train.py --lr 1e-4, --bs 8" || show(apps[1].MemMiB) != "78000" || apps[2].MemMiB != nil {
 		t.Errorf("rows: %+v", apps)
 	}
-	samples, _ := telemetry.ParseGPUQuery(bytes.NewReader(fixture(t, "nvidia-smi-nounits.csv")), "h", at)
+	samples := telemetry.ParseGPUCSV(bytes.NewReader(fixture(t, "nvidia-smi-nounits.csv")), "h", at).Samples
 	telemetry.AttachProcesses(samples, apps)
 	if len(samples[0].Processes) != 1 || len(samples[2].Processes) != 2 || len(samples[1].Processes) != 0 {
 		t.Errorf("processes per card: %d %d %d", len(samples[0].Processes), len(samples[1].Processes), len(samples[2].Processes))
@@ -104,10 +105,11 @@ func TestParseComputeAppsJoinsByUUID(t *testing.T) {
 }
 
 func TestParseDCGM(t *testing.T) {
-	got, err := telemetry.ParseDCGM(bytes.NewReader(fixture(t, "dcgm-exporter.txt")), "fallback", at)
+	res, err := telemetry.ParseDCGMScrape(bytes.NewReader(fixture(t, "dcgm-exporter.txt")), "fallback", at)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := res.Samples
 	// Utilisation is GPU_UTIL's (nvidia-smi's meaning); the profiling metric
 	// (0.982) is SM activity beside it. Total = used + free (no reserved here).
 	// Card 1: its profiling value is DCGM's blank marker: no SM activity.
@@ -127,7 +129,8 @@ func TestParseDCGMBlankMarkersAreMissing(t *testing.T) {
 	for _, blank := range []string{"9223372036854775792", "9223372036854775793", "9223372036854775794", "9223372036854775795"} {
 		in := `DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-4c8b2656-65c5-07d7-9a96-9dc10e6cad4a",hostname="h"} ` + blank + "\n" +
 			`DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-4c8b2656-65c5-07d7-9a96-9dc10e6cad4a",hostname="h"} 10` + "\n"
-		got, err := telemetry.ParseDCGM(bytes.NewBufferString(in), "", at)
+		res, err := telemetry.ParseDCGMScrape(bytes.NewBufferString(in), "", at)
+		got := res.Samples
 		if err != nil || len(got) != 1 || got[0].TempC != nil || show(got[0].MemUsedMiB) != "10" {
 			t.Errorf("blank %s: %+v %v", blank, got, err)
 		}

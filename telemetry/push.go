@@ -11,17 +11,10 @@ import (
 var ErrNewlinesStripped = errors.New("the body holds several GPUs' rows on one line: its newlines were stripped " +
 	"(curl -d does that); send it with curl --data-binary @file")
 
-// PushParse is what a pushed nvidia-smi body held.
-type PushParse struct {
-	// Samples are the GPUs' rows, with their processes attached.
-	Samples []Sample
-	// GPUErrors are the GPUs nvidia-smi could not reach, by bus id: the
-	// caller marks those cards faulty.
-	GPUErrors []GPUError
-	// Skipped are the lines not used and why; line numbers count from the
-	// body's first line.
-	Skipped []LineError
-}
+// PushParse is what a pushed nvidia-smi body held: the GPUs' rows with
+// their processes attached, the GPUs nvidia-smi could not reach, and the
+// lines not used.
+type PushParse = GPUParse
 
 // ParsePush reads what cron + curl push: the output of --query-gpu
 // (GPUQuery, or any query with a header line holding uuid), optionally
@@ -31,13 +24,11 @@ type PushParse struct {
 // The error is ErrNewlinesStripped when a line holds several rows; nothing
 // else is an error: lines that cannot be used are in Skipped.
 func ParsePush(body []byte, host string, at time.Time) (PushParse, error) {
-	text := string(body[:min(len(body), maxInput)])
+	b, tooLarge := cutInput(body, "body")
 	p := newCSVParser(host, at)
-	p.run(text, true)
-	if len(body) > maxInput {
-		p.skip(0, "body larger than 16 MiB: the rest was not read")
-	}
-	res := PushParse{Samples: p.out.Samples, GPUErrors: p.out.GPUErrors, Skipped: p.out.Skipped}
+	p.run(string(b), true)
+	p.out.Skipped = append(p.out.Skipped, tooLarge...)
+	res := p.out
 	if p.stripped > 0 {
 		return res, ErrNewlinesStripped
 	}
