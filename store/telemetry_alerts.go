@@ -171,8 +171,8 @@ func whereID(q *gorm.DB, col string, id int64) *gorm.DB {
 
 // notifyAlert tells the booking's owner and its team's managers.
 func (s *Store) notifyAlert(tx *gorm.DB, a *Alert) error {
-	var b Booking
-	if err := tx.First(&b, *a.BookingID).Error; err != nil {
+	b, to, err := bookingAudience(tx, *a.BookingID)
+	if err != nil {
 		return err
 	}
 	var task Task
@@ -181,25 +181,11 @@ func (s *Store) notifyAlert(tx *gorm.DB, a *Alert) error {
 	}
 	where := ""
 	if a.CardID != nil {
-		var c struct {
-			HostName string
-			GPUIndex int `gorm:"column:gpu_index"`
-		}
-		if err := tx.Table("cards c").Select("h.name AS host_name, c.gpu_index").Joins("JOIN hosts h ON h.id = c.host_id").
-			Where("c.id = ?", *a.CardID).Scan(&c).Error; err != nil {
+		host, index, err := cardPlace(tx, *a.CardID)
+		if err != nil {
 			return err
 		}
-		where = fmt.Sprintf("%s #%d", c.HostName, c.GPUIndex)
-	}
-	var managers []int64
-	if err := tx.Model(&Membership{}).Where("team_id = ? AND role = ?", b.TeamID, TeamRoleManager).Pluck("user_id", &managers).Error; err != nil {
-		return err
-	}
-	to := []int64{b.UserID}
-	for _, m := range managers {
-		if m != b.UserID {
-			to = append(to, m)
-		}
+		where = fmt.Sprintf("%s #%d", host, index)
 	}
 	link := fmt.Sprintf("/bookings/%d", b.ID)
 	for _, uid := range to {
@@ -221,6 +207,37 @@ func (s *Store) notifyAlert(tx *gorm.DB, a *Alert) error {
 		}
 	}
 	return nil
+}
+
+// bookingAudience loads a booking and lists who hears of its alerts: its
+// owner first, then its team's managers, each once.
+func bookingAudience(tx *gorm.DB, bookingID int64) (Booking, []int64, error) {
+	var b Booking
+	if err := tx.First(&b, bookingID).Error; err != nil {
+		return b, nil, err
+	}
+	var managers []int64
+	if err := tx.Model(&Membership{}).Where("team_id = ? AND role = ?", b.TeamID, TeamRoleManager).Order("user_id").Pluck("user_id", &managers).Error; err != nil {
+		return b, nil, err
+	}
+	to := []int64{b.UserID}
+	for _, m := range managers {
+		if m != b.UserID {
+			to = append(to, m)
+		}
+	}
+	return b, to, nil
+}
+
+// cardPlace is where a card sits, as people name it: its host and index.
+func cardPlace(tx *gorm.DB, cardID int64) (host string, index int, err error) {
+	var c struct {
+		HostName string
+		GPUIndex int `gorm:"column:gpu_index"`
+	}
+	err = tx.Table("cards c").Select("h.name AS host_name, c.gpu_index").Joins("JOIN hosts h ON h.id = c.host_id").
+		Where("c.id = ?", cardID).Scan(&c).Error
+	return c.HostName, c.GPUIndex, err
 }
 
 // CloseAlert ends the open episode of kind on the card (cardID 0: on the
