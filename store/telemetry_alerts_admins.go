@@ -22,7 +22,8 @@ const (
 )
 
 // AdminAlertKeys lists the notification keys of the admin alerts, for the
-// test that each has its messages.
+// test that each has its messages (TestEveryAdminAlertReadsInBothLanguages
+// in server/booking).
 func AdminAlertKeys() []string {
 	return []string{NotifyAlertFault, NotifyAlertUnbooked, NotifyAlertForeign, NotifyAlertSpoof, NotifyAlertSpoofHost}
 }
