@@ -42,6 +42,15 @@ func T(lang, key string, args ...any) string {
 	return msg
 }
 
+// Note is a booking's state note in lang: key with its args, or "" for a
+// booking without one.
+func Note(lang, key string, args []any) string {
+	if key == "" {
+		return ""
+	}
+	return T(lang, key, args...)
+}
+
 // HasKey tells whether the catalogue knows key.
 func HasKey(key string) bool {
 	_, ok := catalogue[key]
