@@ -101,8 +101,8 @@ func adminAlertMessage(tx *gorm.DB, a *Alert) (string, []any, error) {
 			Host  string `json:"host"`
 			Token string `json:"token"`
 		}
-		if a.DetailJSON != nil {
-			_ = json.Unmarshal([]byte(*a.DetailJSON), &d) // a detail of another shape names nothing
+		if len(a.Detail) > 0 {
+			_ = json.Unmarshal(a.Detail, &d) // a detail of another shape names nothing
 		}
 		return NotifyAlertSpoofHost, []any{d.Host, d.Token}, nil
 	}
