@@ -253,9 +253,10 @@ var apiEnums = map[string][]string{
 }
 
 var (
-	typeTime = reflect.TypeOf(time.Time{})
-	typeRaw  = reflect.TypeOf(json.RawMessage(nil))
-	typeRef  = reflect.TypeOf(request.Ref{})
+	typeTime   = reflect.TypeOf(time.Time{})
+	typeRaw    = reflect.TypeOf(json.RawMessage(nil))
+	typeDetail = reflect.TypeOf(store.AlertDetail(nil)) // written as a json.RawMessage
+	typeRef    = reflect.TypeOf(request.Ref{})
 )
 
 // schemaFor describes a Go type as encoding/json writes it (a response:
@@ -267,7 +268,7 @@ func schemaFor(t reflect.Type, request bool) map[string]any {
 	switch t {
 	case typeTime:
 		return map[string]any{"type": "string", "format": "date-time"}
-	case typeRaw:
+	case typeRaw, typeDetail:
 		return map[string]any{"description": "any JSON value, or null"}
 	case typeRef:
 		return map[string]any{"description": "a name or an id", "oneOf": []any{

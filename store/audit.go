@@ -27,6 +27,15 @@ func WithActor(ctx context.Context, a Actor) context.Context {
 	return context.WithValue(ctx, actorKey{}, a)
 }
 
+// orTelemetry names the telemetry as the actor of ctx's changes, unless
+// ctx names an actor already.
+func orTelemetry(ctx context.Context) context.Context {
+	if _, ok := ctx.Value(actorKey{}).(Actor); ok {
+		return ctx
+	}
+	return WithActor(ctx, Actor{Username: "telemetry"})
+}
+
 // ActorFrom returns the actor in ctx; changes made by the system itself
 // (start-up seeding) carry the name "system".
 func ActorFrom(ctx context.Context) Actor {

@@ -5,18 +5,16 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
-	"sort"
 	"time"
 )
 
 // TypeWaiting is how many requests for one card type wait in the queue,
-// why, and since when the oldest waits (盯住占用与等待).
+// and since when the oldest waits (盯住占用与等待).
 type TypeWaiting struct {
-	CardTypeID  int64          `json:"card_type_id"`
-	CardType    string         `json:"card_type"`
-	Waiting     int            `json:"waiting"`
-	ByReason    map[string]int `json:"by_reason"`
-	OldestSince *time.Time     `json:"oldest_since"`
+	CardTypeID  int64      `json:"card_type_id"`
+	CardType    string     `json:"card_type"`
+	Waiting     int        `json:"waiting"`
+	OldestSince *time.Time `json:"oldest_since"`
 }
 
 // FindWaiting lists the pending bookings per card type (every wait
@@ -27,45 +25,24 @@ func (s *Store) FindWaiting(ctx context.Context) ([]TypeWaiting, error) {
 	var rows []struct {
 		CardTypeID int64
 		CardType   string
-		WaitReason string
 		N          int
 		Oldest     aggTime
 	}
 	err := s.read(ctx).Table("bookings b").
-		Select("b.card_type_id, ct.name AS card_type, b.wait_reason, COUNT(*) AS n, MIN(b.submitted_at) AS oldest").
+		Select("b.card_type_id, ct.name AS card_type, COUNT(*) AS n, MIN(b.submitted_at) AS oldest").
 		Joins("JOIN card_types ct ON ct.id = b.card_type_id").
 		Where("b.state = ?", BookingPending).
-		Group("b.card_type_id, ct.name, b.wait_reason").
+		Group("b.card_type_id, ct.name").
+		Order("ct.name, b.card_type_id").
 		Scan(&rows).Error
 	if err != nil {
 		return nil, translate(op, err)
 	}
-	by := map[int64]*TypeWaiting{}
-	var out []*TypeWaiting
-	for _, r := range rows {
-		w := by[r.CardTypeID]
-		if w == nil {
-			w = &TypeWaiting{CardTypeID: r.CardTypeID, CardType: r.CardType, ByReason: map[string]int{}}
-			by[r.CardTypeID] = w
-			out = append(out, w)
-		}
-		w.Waiting += r.N
-		w.ByReason[r.WaitReason] += r.N
-		if t := r.Oldest.t; t != nil && (w.OldestSince == nil || t.Before(*w.OldestSince)) {
-			w.OldestSince = t
-		}
+	out := make([]TypeWaiting, len(rows))
+	for i, r := range rows {
+		out[i] = TypeWaiting{CardTypeID: r.CardTypeID, CardType: r.CardType, Waiting: r.N, OldestSince: r.Oldest.t}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].CardType != out[j].CardType {
-			return out[i].CardType < out[j].CardType
-		}
-		return out[i].CardTypeID < out[j].CardTypeID
-	})
-	list := make([]TypeWaiting, len(out))
-	for i, w := range out {
-		list[i] = *w
-	}
-	return list, nil
+	return out, nil
 }
 
 // aggTime scans a MIN or MAX of a time column: MySQL returns a time, but

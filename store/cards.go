@@ -73,9 +73,9 @@ func validCardStatus(s string) bool {
 	return s == CardActive || s == CardMaintenance || s == CardRetired
 }
 
-// validate checks the input. keepFault admits the fault status, which an
-// update may carry over on a card that is faulty already.
-func (in *CardInput) validate(op string, keepFault bool) error {
+// validate checks the input. The fault status passes here: whether the
+// card may carry it is checkStatusChange's to say, which knows the card.
+func (in *CardInput) validate(op string) error {
 	in.UUID = strings.TrimSpace(in.UUID)
 	if in.Status == "" {
 		in.Status = CardActive
@@ -85,8 +85,23 @@ func (in *CardInput) validate(op string, keepFault bool) error {
 	v.Check(in.GPUIndex >= 0 && in.GPUIndex < 1024, "index", "card.index_range")
 	v.Check(in.HostID > 0, "host_id", "host.not_found")
 	v.Check(in.CardTypeID > 0, "card_type_id", "cardtype.not_found")
-	v.Check(validCardStatus(in.Status) || keepFault && in.Status == CardFault, "status", "card.status_invalid")
+	v.Check(validCardStatus(in.Status) || in.Status == CardFault, "status", "card.status_invalid")
 	return v.Err()
+}
+
+// checkStatusChange is the one rule on the fault status for CreateCard and
+// UpdateCard: from is the card's status ("" for a new card), to the one
+// asked for. Only MarkCardFault makes a card faulty, and only
+// ClearCardFault, which ends its fault alert too, changes a faulty card's
+// status: its other fields may be edited, its status stays fault.
+func checkStatusChange(op, from, to string) error {
+	switch {
+	case from == CardFault && to != CardFault:
+		return fieldErr(op, "status", "card.fault_kept")
+	case from != CardFault && to == CardFault:
+		return fieldErr(op, "status", "card.status_invalid")
+	}
+	return nil
 }
 
 // checkCardRefs turns a missing host or type into a field message rather
@@ -108,7 +123,10 @@ func checkCardRefs(tx *gorm.DB, op string, in CardInput) error {
 // CreateCard adds a card.
 func (s *Store) CreateCard(ctx context.Context, in CardInput) (*Card, error) {
 	const op = "store.CreateCard"
-	if err := in.validate(op, false); err != nil {
+	if err := in.validate(op); err != nil {
+		return nil, err
+	}
+	if err := checkStatusChange(op, "", in.Status); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -131,10 +149,11 @@ func (s *Store) CreateCard(ctx context.Context, in CardInput) (*Card, error) {
 	return c, nil
 }
 
-// UpdateCard replaces a card's fields; retiring is an update to status.
+// UpdateCard replaces a card's fields; retiring is an update to status. A
+// faulty card keeps its status (see checkStatusChange).
 func (s *Store) UpdateCard(ctx context.Context, id int64, in CardInput) (*Card, error) {
 	const op = "store.UpdateCard"
-	if err := in.validate(op, true); err != nil {
+	if err := in.validate(op); err != nil {
 		return nil, err
 	}
 	var c Card
@@ -142,20 +161,21 @@ func (s *Store) UpdateCard(ctx context.Context, id int64, in CardInput) (*Card, 
 		if err := tx.First(&c, id).Error; err != nil {
 			return withKey(translate(op, err), "card.not_found")
 		}
-		if in.Status == CardFault && c.Status != CardFault {
-			return fieldErr(op, "status", "card.status_invalid") // MarkCardFault makes a card faulty
-		}
 		if err := checkCardRefs(tx, op, in); err != nil {
 			return err
 		}
 		if err := s.changeCardsOf(tx, c.CardTypeID, in.CardTypeID); err != nil {
 			return err
 		}
+		// Read again under the lock: the card may have become faulty since.
+		if err := tx.First(&c, id).Error; err != nil {
+			return withKey(translate(op, err), "card.not_found")
+		}
+		if err := checkStatusChange(op, c.Status, in.Status); err != nil {
+			return err
+		}
 		before := c
 		c.UUID, c.GPUIndex, c.HostID, c.CardTypeID, c.Status = in.UUID, in.GPUIndex, in.HostID, in.CardTypeID, in.Status
-		if c.Status != CardFault {
-			c.FaultReason, c.FaultAt = "", nil
-		}
 		c.UpdatedAt = s.now()
 		if err := tx.Save(&c).Error; err != nil {
 			return err

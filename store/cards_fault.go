@@ -32,9 +32,7 @@ func (s *Store) MarkCardFault(ctx context.Context, cardID int64, reason string, 
 	if at.IsZero() {
 		at = s.now()
 	}
-	if _, ok := ctx.Value(actorKey{}).(Actor); !ok {
-		ctx = WithActor(ctx, Actor{Username: "telemetry"})
-	}
+	ctx = orTelemetry(ctx)
 	// Read first, outside any lock: a card that is not active changes
 	// nothing, and a sample of a card faulty already must not take the
 	// type's lock (and make every book be read again).

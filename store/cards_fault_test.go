@@ -149,3 +149,62 @@ func TestFaultyCardLeavesThePoolOfEveryProcess(t *testing.T) {
 		storetest.AssertNoDoubleBooking(t, one)
 	})
 }
+
+// An admin's edit of a faulty card keeps it faulty: its index changes, its
+// fault and its open alert stay; a status other than fault is refused,
+// pointing at Clear fault, and changes nothing.
+func TestEditingAFaultyCardKeepsItFaulty(t *testing.T) {
+	storetest.ForEachDialectName(t, func(t *testing.T, dialect string) {
+		w := newBookingWorld(t, dialect, 2)
+		ctx := context.Background()
+		faulty := w.cards[0]
+		at := w.clock.Now().Add(-time.Minute)
+		if changed, err := w.st.MarkCardFault(ctx, faulty.ID, "GPU requires reset", at); err != nil || !changed {
+			t.Fatalf("mark fault: changed %v, %v", changed, err)
+		}
+		if _, _, err := w.st.OpenAlert(ctx, store.AlertInput{Kind: store.AlertFault, CardID: faulty.ID, At: at}); err != nil {
+			t.Fatal(err)
+		}
+		in := store.CardInput{UUID: faulty.UUID, GPUIndex: 7, HostID: faulty.HostID, CardTypeID: faulty.CardTypeID, Status: store.CardFault}
+		got, err := w.st.UpdateCard(as(w.admin), faulty.ID, in)
+		if err != nil || got.Status != store.CardFault || got.GPUIndex != 7 || got.FaultReason != "GPU requires reset" || got.FaultAt == nil {
+			t.Fatalf("edit of the index: %+v %v", got, err)
+		}
+		for _, status := range []string{store.CardActive, store.CardMaintenance, store.CardRetired, ""} {
+			in.Status, in.GPUIndex = status, 3
+			before := auditCount(t, w.st)
+			_, err := w.st.UpdateCard(as(w.admin), faulty.ID, in)
+			if e := wantCode(t, err, errs.Invalid, "card.fault_kept"); e.Fields["status"] != "card.fault_kept" {
+				t.Errorf("status %q: fields %v", status, e.Fields)
+			}
+			if n := auditCount(t, w.st); n != before {
+				t.Errorf("status %q: a refused edit wrote %d audit entries", status, n-before)
+			}
+		}
+		cd, err := w.st.FindCardByID(ctx, faulty.ID)
+		if err != nil || cd.Status != store.CardFault || cd.GPUIndex != 7 || cd.FaultReason != "GPU requires reset" {
+			t.Errorf("after the refused edits: %+v %v", cd, err)
+		}
+		open := 0
+		alerts, err := w.st.FindOpenAlerts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range alerts {
+			if a.Kind == store.AlertFault && a.CardID != nil && *a.CardID == faulty.ID {
+				open++
+			}
+		}
+		if open != 1 {
+			t.Errorf("%d open fault alerts on the card, want 1", open)
+		}
+		// Clearing it is what returns it to service.
+		if _, err := w.st.ClearCardFault(as(w.admin), faulty.ID); err != nil {
+			t.Fatal(err)
+		}
+		in.Status = store.CardMaintenance
+		if got, err := w.st.UpdateCard(as(w.admin), faulty.ID, in); err != nil || got.Status != store.CardMaintenance {
+			t.Errorf("edit after the clear: %+v %v", got, err)
+		}
+	})
+}

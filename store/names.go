@@ -80,6 +80,11 @@ type nameRule struct {
 	tooLong string // key: the column would overflow; args: width
 }
 
+// invalidErr refuses name as no name of the rule's pattern.
+func (r nameRule) invalidErr(op, name string) error {
+	return &errs.Error{Code: errs.Invalid, Op: op, Key: r.invalid, Args: []any{name}, Fields: map[string]string{r.field: r.invalid}}
+}
+
 // clean trims, optionally lowercases and deduplicates names (keeping the
 // first of each), and checks them; empty entries are dropped.
 func (r nameRule) clean(op string, names []string) (NameList, error) {
@@ -93,7 +98,7 @@ func (r nameRule) clean(op string, names []string) (NameList, error) {
 			continue
 		}
 		if !r.pattern.MatchString(n) {
-			return nil, &errs.Error{Code: errs.Invalid, Op: op, Key: r.invalid, Args: []any{n}, Fields: map[string]string{r.field: r.invalid}}
+			return nil, r.invalidErr(op, n)
 		}
 		out = append(out, n)
 	}

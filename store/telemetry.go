@@ -147,15 +147,6 @@ func (s *Store) RecordUnknownCards(ctx context.Context, cards []UnknownCard) err
 	return nil
 }
 
-// FindPendingCards lists the cards waiting for registration, by host and index.
-func (s *Store) FindPendingCards(ctx context.Context) ([]PendingCard, error) {
-	var out []PendingCard
-	if err := s.read(ctx).Order("host_name, gpu_index, uuid").Find(&out).Error; err != nil {
-		return nil, translate("store.FindPendingCards", err)
-	}
-	return out, nil
-}
-
 // RegisterPendingCard moves a pending card into the inventory with the
 // given card type, creating its host if needed. Admins only.
 func (s *Store) RegisterPendingCard(ctx context.Context, id, cardTypeID int64) (*Card, error) {

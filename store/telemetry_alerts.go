@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -36,11 +38,50 @@ type Alert struct {
 	StartedAt time.Time  `json:"started_at"`
 	EndedAt   *time.Time `json:"ended_at"`
 	// Detail is what the episode is about beyond its card and booking (the
-	// processes seen, the host a push named), a JSON object; DetailJSON is
-	// its column.
-	Detail     json.RawMessage `json:"detail,omitempty" gorm:"-"`
-	DetailJSON *string         `json:"-" gorm:"column:detail"`
+	// processes seen, the host a push named), a JSON object.
+	Detail AlertDetail `json:"detail,omitempty" gorm:"column:detail"`
 }
+
+// AlertDetail is an alert's detail, a JSON object kept as it was written
+// (like json.RawMessage), in a text column that is NULL when there is none.
+type AlertDetail []byte
+
+// MarshalJSON writes the detail as it is, null when there is none.
+func (d AlertDetail) MarshalJSON() ([]byte, error) {
+	if len(d) == 0 {
+		return []byte("null"), nil
+	}
+	return d, nil
+}
+
+// Value writes the detail as text, NULL when there is none.
+func (d AlertDetail) Value() (driver.Value, error) {
+	if len(d) == 0 {
+		return nil, nil
+	}
+	return string(d), nil
+}
+
+// Scan reads the column; NULL or empty text is no detail.
+func (d *AlertDetail) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*d = nil
+	case string:
+		*d = AlertDetail(v)
+	case []byte:
+		*d = AlertDetail(bytes.Clone(v))
+	default:
+		return fmt.Errorf("store.AlertDetail: cannot scan %T", src)
+	}
+	if len(*d) == 0 {
+		*d = nil
+	}
+	return nil
+}
+
+// GormDataType tells gorm the detail is a column of text.
+func (AlertDetail) GormDataType() string { return "string" }
 
 // TableName maps Alert to its table.
 func (Alert) TableName() string { return "telemetry_alerts" }
@@ -89,14 +130,13 @@ func (s *Store) OpenAlert(ctx context.Context, in AlertInput) (*Alert, bool, err
 	if err := checkAlertInput(op, in); err != nil {
 		return nil, false, err
 	}
-	var detail *string
+	var detail AlertDetail
 	if in.Detail != nil {
 		b, err := json.Marshal(in.Detail)
 		if err != nil {
 			return nil, false, errs.Internalf(op, "alert detail: %w", err)
 		}
-		d := string(b)
-		detail = &d
+		detail = b
 	}
 	var out Alert
 	created := false
@@ -105,7 +145,7 @@ func (s *Store) OpenAlert(ctx context.Context, in AlertInput) (*Alert, bool, err
 		q = whereID(q, "card_id", in.CardID)
 		q = whereID(q, "booking_id", in.BookingID)
 		if in.CardID == 0 && in.BookingID == 0 && detail != nil {
-			q = q.Where("detail = ?", *detail)
+			q = q.Where("detail = ?", string(detail))
 		}
 		var prev []Alert
 		if err := q.Where("(ended_at IS NULL OR ended_at > ?)", at.Add(-reopenWindow)).Order("id DESC").Limit(1).Find(&prev).Error; err != nil {
@@ -114,18 +154,18 @@ func (s *Store) OpenAlert(ctx context.Context, in AlertInput) (*Alert, bool, err
 		if len(prev) == 1 {
 			out = prev[0]
 			// The newest detail (the processes seen now) replaces the old.
-			newDetail := detail != nil && (out.DetailJSON == nil || *out.DetailJSON != *detail)
+			newDetail := detail != nil && !bytes.Equal(out.Detail, detail)
 			if out.EndedAt != nil || newDetail {
 				out.EndedAt = nil
 				out.Value = math.Max(out.Value, in.Value)
 				if detail != nil {
-					out.DetailJSON = detail
+					out.Detail = detail
 				}
 				return tx.Save(&out).Error
 			}
 			return nil
 		}
-		out = Alert{Kind: in.Kind, Value: in.Value, StartedAt: at, DetailJSON: detail}
+		out = Alert{Kind: in.Kind, Value: in.Value, StartedAt: at, Detail: detail}
 		if in.CardID != 0 {
 			id := in.CardID
 			out.CardID = &id
@@ -150,16 +190,7 @@ func (s *Store) OpenAlert(ctx context.Context, in AlertInput) (*Alert, bool, err
 	if err != nil {
 		return nil, false, err
 	}
-	out.fillDetail()
 	return &out, created, nil
-}
-
-// fillDetail sets Detail from the column.
-func (a *Alert) fillDetail() {
-	a.Detail = nil
-	if a.DetailJSON != nil && *a.DetailJSON != "" {
-		a.Detail = json.RawMessage(*a.DetailJSON)
-	}
 }
 
 func whereID(q *gorm.DB, col string, id int64) *gorm.DB {
@@ -171,8 +202,8 @@ func whereID(q *gorm.DB, col string, id int64) *gorm.DB {
 
 // notifyAlert tells the booking's owner and its team's managers.
 func (s *Store) notifyAlert(tx *gorm.DB, a *Alert) error {
-	var b Booking
-	if err := tx.First(&b, *a.BookingID).Error; err != nil {
+	b, to, err := bookingAudience(tx, *a.BookingID)
+	if err != nil {
 		return err
 	}
 	var task Task
@@ -181,25 +212,11 @@ func (s *Store) notifyAlert(tx *gorm.DB, a *Alert) error {
 	}
 	where := ""
 	if a.CardID != nil {
-		var c struct {
-			HostName string
-			GPUIndex int `gorm:"column:gpu_index"`
-		}
-		if err := tx.Table("cards c").Select("h.name AS host_name, c.gpu_index").Joins("JOIN hosts h ON h.id = c.host_id").
-			Where("c.id = ?", *a.CardID).Scan(&c).Error; err != nil {
+		host, index, err := cardPlace(tx, *a.CardID)
+		if err != nil {
 			return err
 		}
-		where = fmt.Sprintf("%s #%d", c.HostName, c.GPUIndex)
-	}
-	var managers []int64
-	if err := tx.Model(&Membership{}).Where("team_id = ? AND role = ?", b.TeamID, TeamRoleManager).Pluck("user_id", &managers).Error; err != nil {
-		return err
-	}
-	to := []int64{b.UserID}
-	for _, m := range managers {
-		if m != b.UserID {
-			to = append(to, m)
-		}
+		where = fmt.Sprintf("%s #%d", host, index)
 	}
 	link := fmt.Sprintf("/bookings/%d", b.ID)
 	for _, uid := range to {
@@ -221,6 +238,37 @@ func (s *Store) notifyAlert(tx *gorm.DB, a *Alert) error {
 		}
 	}
 	return nil
+}
+
+// bookingAudience loads a booking and lists who hears of its alerts: its
+// owner first, then its team's managers, each once.
+func bookingAudience(tx *gorm.DB, bookingID int64) (Booking, []int64, error) {
+	var b Booking
+	if err := tx.First(&b, bookingID).Error; err != nil {
+		return b, nil, err
+	}
+	var managers []int64
+	if err := tx.Model(&Membership{}).Where("team_id = ? AND role = ?", b.TeamID, TeamRoleManager).Order("user_id").Pluck("user_id", &managers).Error; err != nil {
+		return b, nil, err
+	}
+	to := []int64{b.UserID}
+	for _, m := range managers {
+		if m != b.UserID {
+			to = append(to, m)
+		}
+	}
+	return b, to, nil
+}
+
+// cardPlace is where a card sits, as people name it: its host and index.
+func cardPlace(tx *gorm.DB, cardID int64) (host string, index int, err error) {
+	var c struct {
+		HostName string
+		GPUIndex int `gorm:"column:gpu_index"`
+	}
+	err = tx.Table("cards c").Select("h.name AS host_name, c.gpu_index").Joins("JOIN hosts h ON h.id = c.host_id").
+		Where("c.id = ?", cardID).Scan(&c).Error
+	return c.HostName, c.GPUIndex, err
 }
 
 // CloseAlert ends the open episode of kind on the card (cardID 0: on the
@@ -269,7 +317,6 @@ func scanAlerts(q *gorm.DB, op string) ([]AlertView, error) {
 		return nil, translate(op, err)
 	}
 	for i := range out {
-		out[i].fillDetail()
 		out[i].StartedAt = out[i].StartedAt.UTC()
 		if out[i].EndedAt != nil {
 			e := out[i].EndedAt.UTC()

@@ -22,7 +22,8 @@ const (
 )
 
 // AdminAlertKeys lists the notification keys of the admin alerts, for the
-// test that each has its messages.
+// test that each has its messages (TestEveryAdminAlertReadsInBothLanguages
+// in server/booking).
 func AdminAlertKeys() []string {
 	return []string{NotifyAlertFault, NotifyAlertUnbooked, NotifyAlertForeign, NotifyAlertSpoof, NotifyAlertSpoofHost}
 }
@@ -66,18 +67,13 @@ func (s *Store) notifyAdminAlert(tx *gorm.DB, a *Alert) error {
 	}
 	if a.Kind == AlertFault && a.BookingID != nil {
 		// The holder first: their link is their booking.
-		var b Booking
-		if err := tx.First(&b, *a.BookingID).Error; err != nil {
+		b, audience, err := bookingAudience(tx, *a.BookingID)
+		if err != nil {
 			return err
 		}
 		link := fmt.Sprintf("/bookings/%d", b.ID)
-		add(b.UserID, link)
-		var managers []int64
-		if err := tx.Model(&Membership{}).Where("team_id = ? AND role = ?", b.TeamID, TeamRoleManager).Order("user_id").Pluck("user_id", &managers).Error; err != nil {
-			return err
-		}
-		for _, m := range managers {
-			add(m, link)
+		for _, uid := range audience {
+			add(uid, link)
 		}
 	}
 	for _, id := range admins {
@@ -105,20 +101,16 @@ func adminAlertMessage(tx *gorm.DB, a *Alert) (string, []any, error) {
 			Host  string `json:"host"`
 			Token string `json:"token"`
 		}
-		if a.DetailJSON != nil {
-			_ = json.Unmarshal([]byte(*a.DetailJSON), &d) // a detail of another shape names nothing
+		if len(a.Detail) > 0 {
+			_ = json.Unmarshal(a.Detail, &d) // a detail of another shape names nothing
 		}
 		return NotifyAlertSpoofHost, []any{d.Host, d.Token}, nil
 	}
-	var c struct {
-		HostName string
-		GPUIndex int `gorm:"column:gpu_index"`
-	}
-	if err := tx.Table("cards c").Select("h.name AS host_name, c.gpu_index").Joins("JOIN hosts h ON h.id = c.host_id").
-		Where("c.id = ?", *a.CardID).Scan(&c).Error; err != nil {
+	host, index, err := cardPlace(tx, *a.CardID)
+	if err != nil {
 		return "", nil, err
 	}
-	args := []any{c.HostName, c.GPUIndex}
+	args := []any{host, index}
 	switch a.Kind {
 	case AlertFault:
 		return NotifyAlertFault, args, nil

@@ -30,7 +30,7 @@ func TestPendingCardsPageNewestFirst(t *testing.T) {
 		if err != nil || total != 3 || len(page) != 1 || page[0].GPUIndex != 0 {
 			t.Errorf("second page %+v total %d %v", page, total, err)
 		}
-		if all, err := w.st.FindPendingCards(ctx); err != nil || len(all) != 3 {
+		if all, _, err := w.st.FindPendingCardsPage(ctx, 500, 0); err != nil || len(all) != 3 {
 			t.Errorf("all %d %v", len(all), err)
 		}
 		for _, c := range []struct{ limit, offset int }{{0, 0}, {501, 0}, {10, -1}} {

@@ -56,7 +56,7 @@ func TestUnknownCardsWaitForRegistration(t *testing.T) {
 		if err := w.st.RecordUnknownCards(ctx, in[:1]); err != nil { // again: refreshed, not duplicated
 			t.Fatal(err)
 		}
-		pending, err := w.st.FindPendingCards(ctx)
+		pending, _, err := w.st.FindPendingCardsPage(ctx, 500, 0)
 		if err != nil || len(pending) != 1 {
 			t.Fatalf("pending %+v %v", pending, err)
 		}
@@ -77,14 +77,14 @@ func TestUnknownCardsWaitForRegistration(t *testing.T) {
 		if c.UUID != p.UUID || c.GPUIndex != 3 || c.CardTypeID != w.ct.ID || c.Status != store.CardActive {
 			t.Errorf("card %+v", c)
 		}
-		if pending, _ := w.st.FindPendingCards(ctx); len(pending) != 0 {
+		if pending, _, _ := w.st.FindPendingCardsPage(ctx, 500, 0); len(pending) != 0 {
 			t.Errorf("still pending: %+v", pending)
 		}
 		// Registered now: reporting again parks nothing.
 		if err := w.st.RecordUnknownCards(ctx, in[:1]); err != nil {
 			t.Fatal(err)
 		}
-		if pending, _ := w.st.FindPendingCards(ctx); len(pending) != 0 {
+		if pending, _, _ := w.st.FindPendingCardsPage(ctx, 500, 0); len(pending) != 0 {
 			t.Errorf("a registered card was parked again: %+v", pending)
 		}
 	})

@@ -172,13 +172,17 @@ func (t APIToken) MayReport(host string) bool { return t.Hosts.Has(host) }
 // names an actor.
 func (s *Store) BindTokenHost(ctx context.Context, tokenID int64, host string) (bound []string, err error) {
 	const op = "store.BindTokenHost"
-	h := strings.ToLower(strings.TrimSpace(host))
-	if !hostNamePattern.MatchString(h) {
-		return nil, &errs.Error{Code: errs.Invalid, Op: op, Key: tokenHostInvalid, Args: []any{h}, Fields: map[string]string{"host": tokenHostInvalid}}
+	rule := tokenHostRule
+	rule.field = "host" // the push's field that names it
+	cleaned, err := rule.clean(op, []string{host})
+	if err != nil {
+		return nil, err
 	}
-	if _, ok := ctx.Value(actorKey{}).(Actor); !ok {
-		ctx = WithActor(ctx, Actor{Username: "telemetry"})
+	if len(cleaned) == 0 { // clean drops an empty name
+		return nil, rule.invalidErr(op, "")
 	}
+	h := cleaned[0]
+	ctx = orTelemetry(ctx)
 	var t APIToken
 	err = s.tx(ctx, op, func(tx *gorm.DB) error {
 		res := tx.Model(&APIToken{}).Where("id = ? AND kind = ? AND hosts = ? AND revoked_at IS NULL", tokenID, TokenAgent, "").

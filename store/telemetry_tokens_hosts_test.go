@@ -117,7 +117,11 @@ func TestAgentTokensReportOnlyTheirHosts(t *testing.T) {
 		}
 		_, err = w.st.BindTokenHost(ctx, 9999, "gpu-bj-12")
 		storetest.AssertCode(t, err, errs.NotFound, "token.not_found")
-		_, err = w.st.BindTokenHost(ctx, open.ID, "bad host")
-		storetest.AssertCode(t, err, errs.Invalid, "token.host_invalid")
+		for _, host := range []string{"bad host", " "} {
+			_, err = w.st.BindTokenHost(ctx, open.ID, host)
+			if e := storetest.AssertCode(t, err, errs.Invalid, "token.host_invalid"); e.Fields["host"] != "token.host_invalid" {
+				t.Errorf("host %q: fields %v, want the message on host", host, e.Fields)
+			}
+		}
 	})
 }

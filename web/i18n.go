@@ -42,6 +42,15 @@ func T(lang, key string, args ...any) string {
 	return msg
 }
 
+// Note is a booking's state note in lang: key with its args, or "" for a
+// booking without one.
+func Note(lang, key string, args []any) string {
+	if key == "" {
+		return ""
+	}
+	return T(lang, key, args...)
+}
+
 // HasKey tells whether the catalogue knows key.
 func HasKey(key string) bool {
 	_, ok := catalogue[key]
@@ -291,6 +300,7 @@ var coreMessages = map[string][2]string{
 	"card.index_range":    {"序号须为 0 到 1023 的整数。", "The index must be a whole number from 0 to 1023."},
 	"card.not_found":      {"GPU 卡不存在。", "Card not found."},
 	"card.status_invalid": {"状态须为在用、维护或退役。", "The status must be active, maintenance or retired."},
+	"card.fault_kept":     {"故障卡的状态只能通过“排除故障”改变：请在 GPU 卡列表中点击该卡的“排除故障”。", "A faulty card's status changes only through “Clear fault”: use that button on the card's row in the card list."},
 	"card.uuid_invalid":   {"UUID 格式应为 GPU-…（nvidia-smi -L 所示）。", "The UUID must look like GPU-… (as nvidia-smi -L prints it)."},
 	"card.uuid_taken":     {"已有相同 UUID 的卡。", "A card with this UUID exists."},
 	"card.ref_conflict":   {"名称与编号指向不同的记录。", "The name and the id point to different records."},

@@ -151,10 +151,22 @@ func (a *Area) createCardForm(c echo.Context) error {
 	return a.renderCards(c, response.StatusOf(err), f, "")
 }
 
+// renderCardEdit shows the edit form. A faulty card's form offers the
+// fault status too, first: saving it with its other fields changed keeps
+// it faulty; the store refuses any other status for it (Clear fault
+// returns it to service).
 func (a *Area) renderCardEdit(c echo.Context, status int, id int64, f web.Form) error {
 	props, err := a.cardChoices(c)
 	if err != nil {
 		return err
+	}
+	cd, err := a.Store.FindCardByID(c.Request().Context(), id)
+	if err != nil && !errs.Is(err, errs.NotFound) {
+		return err
+	}
+	if err == nil && cd.Status == store.CardFault {
+		fault := web.Option{Value: store.CardFault, Label: web.T(request.Lang(c), web.CardStatusKey(store.CardFault))}
+		props.Statuses = append([]web.Option{fault}, props.Statuses...)
 	}
 	return response.Render(c, status, web.CardEditPage(a.Pages.Page(c, "admin.cards", "admin"), id, props, f))
 }
@@ -204,6 +216,9 @@ func (a *Area) retireCardForm(c echo.Context) error {
 	}
 	in := store.CardInput{UUID: cd.UUID, GPUIndex: cd.GPUIndex, HostID: cd.HostID, CardTypeID: cd.CardTypeID, Status: store.CardRetired}
 	if _, err := a.Store.UpdateCard(ctx, id, in); err != nil {
+		if msg, ok := response.Refusal(request.Lang(c), err); ok {
+			return a.Pages.RedirectWithFlash(c, "/admin/cards", msg) // a faulty card is cleared first
+		}
 		return err
 	}
 	return a.Pages.RedirectWithFlash(c, "/admin/cards", web.T(request.Lang(c), "card.retired_flash", cardLabel(cd)))

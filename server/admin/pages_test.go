@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"cardhour/server/servertest"
 	"cardhour/store"
@@ -356,6 +357,57 @@ func TestAdminCardInUseCanOnlyBeRetired(t *testing.T) {
 	admWantStatus(t, c.PostForm("/admin/cards/"+strconv.FormatInt(free.ID, 10)+"/delete", nil, true), http.StatusSeeOther, "delete free card")
 	if _, err := e.St.FindCardByID(context.Background(), free.ID); err == nil {
 		t.Error("the free card was not deleted")
+	}
+}
+
+// TestAdminFaultyCardEditKeepsTheFault: the edit page of a faulty card
+// offers its fault status, saving a new index keeps the fault, and asking
+// for another status, on the page, in the API or by retiring, is refused
+// with a message that points at Clear fault.
+func TestAdminFaultyCardEditKeepsTheFault(t *testing.T) {
+	e := newEnv(t, servertest.Options{})
+	h := e.admHost("gpu-bj-01")
+	ct := e.admCardType("NVIDIA H800 80GB")
+	cd := e.admCard(h.ID, ct.ID, 0)
+	ctx := context.Background()
+	if changed, err := e.St.MarkCardFault(ctx, cd.ID, "GPU requires reset", time.Now()); err != nil || !changed {
+		t.Fatalf("mark fault: %v %v", changed, err)
+	}
+	id := strconv.FormatInt(cd.ID, 10)
+	c := e.LoggedIn(store.RoleAdmin)
+	if v, _ := c.Get("/admin/cards/" + id).Doc(t).Find(`#f-status option[selected]`).Attr("value"); v != store.CardFault {
+		t.Errorf("edit page of a faulty card: status select = %q, want fault", v)
+	}
+	form := url.Values{"uuid": {cd.UUID}, "index": {"5"}, "host_id": {strconv.FormatInt(h.ID, 10)},
+		"card_type_id": {strconv.FormatInt(ct.ID, 10)}, "status": {store.CardFault}}
+	admWantStatus(t, c.PostForm("/admin/cards/"+id, form, true), http.StatusSeeOther, "save a faulty card's index")
+	if got, err := e.St.FindCardByID(ctx, cd.ID); err != nil || got.Status != store.CardFault || got.GPUIndex != 5 || got.FaultReason == "" {
+		t.Fatalf("after saving the index: %+v %v", got, err)
+	}
+
+	form.Set("status", store.CardActive)
+	r := c.PostForm("/admin/cards/"+id, form, true)
+	admWantStatus(t, r, http.StatusUnprocessableEntity, "set a faulty card active (page)")
+	doc := r.Doc(t)
+	if msg := doc.Find(`[data-testid=error-status]`).Text(); !strings.Contains(msg, "排除故障") {
+		t.Errorf("set a faulty card active: status message %q, want one pointing at Clear fault", msg)
+	}
+	if doc.Find(`#f-status option[value=fault]`).Length() != 1 {
+		t.Error("the refused form no longer offers the fault status")
+	}
+	body := `{"uuid":"` + cd.UUID + `","index":5,"host_id":` + strconv.FormatInt(h.ID, 10) + `,"card_type_id":` + strconv.FormatInt(ct.ID, 10) + `,"status":"active"}`
+	r = e.admAPI("admin", http.MethodPut, "/api/v1/cards/"+id, body, nil)
+	admWantStatus(t, r, http.StatusUnprocessableEntity, "set a faulty card active (API)")
+	if er := admDecodeErr(t, r); !strings.Contains(er.Error.Fields["status"], "排除故障") {
+		t.Errorf("set a faulty card active (API): fields %v", er.Error.Fields)
+	}
+	row := c.Get("/admin/cards?status=").Doc(t).Find(`[data-testid=card-row][data-id="` + id + `"]`)
+	if row.Find(`[data-testid=card-retire]`).Length() != 0 || row.Find(`[data-testid=card-clear-fault]`).Length() != 1 {
+		t.Error("a faulty card's row offers retire, or does not offer clear fault")
+	}
+	admWantStatus(t, c.PostForm("/admin/cards/"+id+"/retire", nil, true), http.StatusSeeOther, "retire a faulty card")
+	if got, err := e.St.FindCardByID(ctx, cd.ID); err != nil || got.Status != store.CardFault {
+		t.Errorf("after the refused edits: %+v %v", got, err)
 	}
 }
 

@@ -146,8 +146,10 @@ func (a *Area) cardsRoutes() []route.Route {
 			Result:  route.JSON("Card", store.CardView{}),
 		}),
 		route.Op(route.PUT, "/api/v1/cards/:id", route.Admin, a.apiUpdateCard, route.API{
-			Tag:      "inventory",
-			Summary:  "Replace a card",
+			Tag:     "inventory",
+			Summary: "Replace a card",
+			Desc: "A faulty card keeps its status: send \"fault\" to change its other fields; any other status (or none) " +
+				"is refused with 422 on status until POST /api/v1/cards/{id}/clear-fault returns it to service.",
 			Body:     route.JSON("CardInput", cardRequest{}, "uuid"),
 			Status:   http.StatusOK,
 			Result:   route.JSON("Card", store.CardView{}),

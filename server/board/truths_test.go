@@ -45,7 +45,7 @@ func TestSpoofedPushIsRefusedAndChangesNothing(t *testing.T) {
 	if err := fe.Srv.Board().ParkUnknownNow(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	parked, _ := fe.St.FindPendingCards(context.Background())
+	parked, _, _ := fe.St.FindPendingCardsPage(context.Background(), 500, 0)
 	// The same token naming another host.
 	r := fe.push(fe.agentTok, "gpu-evil", body)
 	e := servertest.MustAPIError(t, r, http.StatusForbidden, "forbidden")
@@ -73,7 +73,7 @@ func TestSpoofedPushIsRefusedAndChangesNothing(t *testing.T) {
 	if err := fe.Srv.Board().ParkUnknownNow(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if pending, _ := fe.St.FindPendingCards(context.Background()); len(pending) != len(parked) {
+	if pending, _, _ := fe.St.FindPendingCardsPage(context.Background(), 500, 0); len(pending) != len(parked) {
 		t.Errorf("a refused push parked %d cards", len(pending)-len(parked))
 	}
 	spoofs := openAlerts(t, fe.St, store.AlertSpoof)

@@ -422,8 +422,8 @@ func (a *Area) renderBookingDetail(c echo.Context, status int, id int64, actionE
 		CanApprove: manager && store.RoleRank(u.Role) >= store.RoleRank(store.RoleManager) && may(schedule.Approve),
 	}
 	// The note in the reader's language; a preemption links its booking.
-	if d.PreemptedBy = b.PreemptedBy(); d.PreemptedBy == 0 && b.NoteKey != "" {
-		d.StateNote = web.T(request.Lang(c), b.NoteKey, b.NoteArgs...)
+	if d.PreemptedBy = b.PreemptedBy(); d.PreemptedBy == 0 {
+		d.StateNote = web.Note(request.Lang(c), b.NoteKey, b.NoteArgs)
 	}
 	if b.State == store.BookingReleased && b.EndedAt != nil && b.EndedAt.Before(b.EndAt) {
 		returned := schedule.CardSeconds(b.CardCount, *b.EndedAt, b.EndAt)

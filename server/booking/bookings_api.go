@@ -55,11 +55,7 @@ func toBookingJSON(lang string, v store.BookingView) bookingJSON {
 	if v.Cards == nil {
 		v.Cards = []string{}
 	}
-	out := bookingJSON{BookingView: v, CostYuan: money.Fen(v.CostFen).Plain()}
-	if v.NoteKey != "" {
-		out.Note = web.T(lang, v.NoteKey, v.NoteArgs...)
-	}
-	return out
+	return bookingJSON{BookingView: v, CostYuan: money.Fen(v.CostFen).Plain(), Note: web.Note(lang, v.NoteKey, v.NoteArgs)}
 }
 
 // bookingStates are the states ?state= accepts: every one schedule knows.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -699,6 +700,42 @@ func TestEveryBookingNoteReadsInBothLanguages(t *testing.T) {
 		for _, lang := range []string{web.LangZH, web.LangEN} {
 			if msg := web.T(lang, k, args[k]...); strings.Contains(msg, "%!") || strings.Contains(msg, "note.") {
 				t.Errorf("note %q in %s: %q", k, lang, msg)
+			}
+		}
+	}
+}
+
+// TestEveryAdminAlertReadsInBothLanguages: each notice of an admin alert
+// has its messages, which take the arguments the store gives (see
+// store.NotifyAlertFault and the others) and show them.
+func TestEveryAdminAlertReadsInBothLanguages(t *testing.T) {
+	t.Parallel()
+	card := []any{"gpu-bj-01", 3}
+	args := map[string][]any{
+		store.NotifyAlertFault:     card,
+		store.NotifyAlertUnbooked:  card,
+		store.NotifyAlertSpoof:     card,
+		store.NotifyAlertForeign:   append(slices.Clone(card), int64(12)),
+		store.NotifyAlertSpoofHost: {"gpu-bj-01", "agent-7"},
+	}
+	for _, k := range store.AdminAlertKeys() {
+		if !web.HasKey(k) {
+			t.Errorf("admin alert %q has no messages", k)
+			continue
+		}
+		if _, ok := args[k]; !ok {
+			t.Errorf("admin alert %q: the test does not know its arguments", k)
+			continue
+		}
+		for _, lang := range []string{web.LangZH, web.LangEN} {
+			msg := web.T(lang, k, args[k]...)
+			if strings.Contains(msg, "%!") || strings.Contains(msg, "notify.") {
+				t.Errorf("admin alert %q in %s: %q", k, lang, msg)
+			}
+			for _, a := range args[k] {
+				if !strings.Contains(msg, fmt.Sprint(a)) {
+					t.Errorf("admin alert %q in %s does not show %v: %q", k, lang, a, msg)
+				}
 			}
 		}
 	}

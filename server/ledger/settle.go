@@ -26,28 +26,29 @@ func (a *Area) Jobs() []area.Job {
 	full := false
 	return []area.Job{{Name: "ledger pass", Every: settleEvery, Run: func(ctx context.Context) error {
 		err := a.settle(ctx, full)
-		if err == nil {
+		switch {
+		case err == nil:
 			full = true
+		case errs.Is(err, errs.Conflict):
+			// Another process settling the same rounds at the same moment
+			// is no failure: the next pass picks them up (and searches as
+			// widely as this one would have).
+			a.Log.Warn("ledger pass skipped", "err", err)
+			return nil
 		}
 		return err
 	}}}
 }
 
-// settle runs one pass. Another process settling the same rounds at the
-// same moment (a conflict) is no failure: the next pass picks them up.
+// settle runs one pass.
 func (a *Area) settle(ctx context.Context, full bool) error {
 	o := store.LedgerPassOptions{Zone: a.Config.TZ}
 	if full {
 		o.Since = time.Now().Add(-ledgerLookback)
 	}
 	res, err := a.Store.SettleLedger(ctx, o)
-	switch {
-	case err == nil:
-		if res != (store.LedgerPass{}) {
-			a.Log.Debug("ledger settled", "added", res.Added, "refreshed", res.Refreshed, "settled", res.Settled, "recut", res.Recut)
-		}
-	case errs.Is(err, errs.Conflict):
-		a.Log.Warn("ledger pass skipped", "err", err)
+	if err == nil && res != (store.LedgerPass{}) {
+		a.Log.Debug("ledger settled", "added", res.Added, "refreshed", res.Refreshed, "settled", res.Settled, "recut", res.Recut)
 	}
 	return err
 }

@@ -180,8 +180,8 @@ func icalCalendar(lang, name string, now time.Time, bookings []store.BookingView
 		}
 		w.line("SUMMARY", icalEscape(b.TaskName+" · "+b.CardTypeName+" ×"+strconv.Itoa(b.CardCount)))
 		desc := web.T(lang, "plan.cal.event", web.T(lang, web.PlanStateKey(b.State)), b.TeamName, b.Username, money.Fen(b.CostFen).Yuan())
-		if b.NoteKey != "" {
-			desc += "\n" + web.T(lang, b.NoteKey, b.NoteArgs...)
+		if note := web.Note(lang, b.NoteKey, b.NoteArgs); note != "" {
+			desc += "\n" + note
 		}
 		if len(b.Cards) > 0 {
 			desc += "\n" + strings.Join(b.Cards, "\n")

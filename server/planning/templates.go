@@ -320,9 +320,6 @@ func partialFormFailed(lang string, err error, f *web.Form, shown []string) bool
 	if !response.FormRefused(lang, err, f) {
 		return false
 	}
-	if len(f.Errors) == 0 {
-		return true
-	}
 	isShown := map[string]bool{}
 	for _, k := range shown {
 		isShown[k] = true
