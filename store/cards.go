@@ -92,11 +92,12 @@ func (in *CardInput) validate(op string) error {
 // checkStatusChange is the one rule on the fault status for CreateCard and
 // UpdateCard: from is the card's status ("" for a new card), to the one
 // asked for. Only MarkCardFault makes a card faulty, and only
-// ClearCardFault, which ends its fault alert too, changes a faulty card's
-// status: its other fields may be edited, its status stays fault.
+// ClearCardFault, the admin's word that it works, returns it to service;
+// a faulty card may be edited as it is, or sent to maintenance or retired
+// (which ends its fault episode), never made bookable by a form.
 func checkStatusChange(op, from, to string) error {
 	switch {
-	case from == CardFault && to != CardFault:
+	case from == CardFault && to != CardFault && to != CardMaintenance && to != CardRetired:
 		return fieldErr(op, "status", "card.fault_kept")
 	case from != CardFault && to == CardFault:
 		return fieldErr(op, "status", "card.status_invalid")
@@ -175,8 +176,15 @@ func (s *Store) UpdateCard(ctx context.Context, id int64, in CardInput) (*Card, 
 			return err
 		}
 		before := c
+		now := s.now()
 		c.UUID, c.GPUIndex, c.HostID, c.CardTypeID, c.Status = in.UUID, in.GPUIndex, in.HostID, in.CardTypeID, in.Status
-		c.UpdatedAt = s.now()
+		c.UpdatedAt = now
+		if before.Status == CardFault && c.Status != CardFault {
+			// Sent to maintenance or retired: the fault episode ends here.
+			if err := endFault(tx, &c, now); err != nil {
+				return err
+			}
+		}
 		if err := tx.Save(&c).Error; err != nil {
 			return err
 		}

@@ -96,13 +96,11 @@ func (s *Store) ClearCardFault(ctx context.Context, cardID int64) (*Card, error)
 		}
 		before := c
 		now := s.now()
-		c.Status, c.FaultReason, c.FaultAt, c.UpdatedAt = CardActive, "", nil, now
-		if err := tx.Save(&c).Error; err != nil {
+		c.Status, c.UpdatedAt = CardActive, now
+		if err := endFault(tx, &c, now); err != nil {
 			return err
 		}
-		// The fault episode ends with the admin's word, not with the next
-		// healthy-looking sample.
-		if err := tx.Model(&Alert{}).Where("kind = ? AND card_id = ? AND ended_at IS NULL", AlertFault, c.ID).Update("ended_at", now).Error; err != nil {
+		if err := tx.Save(&c).Error; err != nil {
 			return err
 		}
 		return s.audit(ctx, tx, "clear_fault", "card", c.ID, c.UUID, before, c)
@@ -111,4 +109,12 @@ func (s *Store) ClearCardFault(ctx context.Context, cardID int64) (*Card, error)
 		return nil, err
 	}
 	return &c, nil
+}
+
+// endFault forgets a card's fault reading and ends its open fault alert:
+// the episode ends with an admin's word (cleared, sent to maintenance,
+// retired), not with the next healthy-looking sample. The caller saves c.
+func endFault(tx *gorm.DB, c *Card, now time.Time) error {
+	c.FaultReason, c.FaultAt = "", nil
+	return tx.Model(&Alert{}).Where("kind = ? AND card_id = ? AND ended_at IS NULL", AlertFault, c.ID).Update("ended_at", now).Error
 }

@@ -151,8 +151,9 @@ func TestFaultyCardLeavesThePoolOfEveryProcess(t *testing.T) {
 }
 
 // An admin's edit of a faulty card keeps it faulty: its index changes, its
-// fault and its open alert stay; a status other than fault is refused,
-// pointing at Clear fault, and changes nothing.
+// fault and its open alert stay; making it active (or giving no status)
+// is refused, pointing at Clear fault, and changes nothing; sending it to
+// maintenance ends the fault and its alert.
 func TestEditingAFaultyCardKeepsItFaulty(t *testing.T) {
 	storetest.ForEachDialectName(t, func(t *testing.T, dialect string) {
 		w := newBookingWorld(t, dialect, 2)
@@ -170,7 +171,7 @@ func TestEditingAFaultyCardKeepsItFaulty(t *testing.T) {
 		if err != nil || got.Status != store.CardFault || got.GPUIndex != 7 || got.FaultReason != "GPU requires reset" || got.FaultAt == nil {
 			t.Fatalf("edit of the index: %+v %v", got, err)
 		}
-		for _, status := range []string{store.CardActive, store.CardMaintenance, store.CardRetired, ""} {
+		for _, status := range []string{store.CardActive, ""} {
 			in.Status, in.GPUIndex = status, 3
 			before := auditCount(t, w.st)
 			_, err := w.st.UpdateCard(as(w.admin), faulty.ID, in)
@@ -205,6 +206,28 @@ func TestEditingAFaultyCardKeepsItFaulty(t *testing.T) {
 		in.Status = store.CardMaintenance
 		if got, err := w.st.UpdateCard(as(w.admin), faulty.ID, in); err != nil || got.Status != store.CardMaintenance {
 			t.Errorf("edit after the clear: %+v %v", got, err)
+		}
+		// A faulty card sent to repair: maintenance, its fault episode over.
+		other := w.cards[1]
+		if _, err := w.st.MarkCardFault(ctx, other.ID, "XID 79", at); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := w.st.OpenAlert(ctx, store.AlertInput{Kind: store.AlertFault, CardID: other.ID, At: at}); err != nil {
+			t.Fatal(err)
+		}
+		in = store.CardInput{UUID: other.UUID, GPUIndex: other.GPUIndex, HostID: other.HostID, CardTypeID: other.CardTypeID, Status: store.CardMaintenance}
+		got, err = w.st.UpdateCard(as(w.admin), other.ID, in)
+		if err != nil || got.Status != store.CardMaintenance || got.FaultReason != "" || got.FaultAt != nil {
+			t.Errorf("a faulty card sent to maintenance: %+v %v", got, err)
+		}
+		alerts, err = w.st.FindOpenAlerts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range alerts {
+			if a.Kind == store.AlertFault && a.CardID != nil && *a.CardID == other.ID {
+				t.Error("the fault alert stays open after the card went to maintenance")
+			}
 		}
 	})
 }

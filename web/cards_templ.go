@@ -423,7 +423,7 @@ func CardsPage(p Page, c CardsProps, f Form) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				if r.Status != "retired" && r.Status != "fault" {
+				if r.Status != "retired" {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

@@ -300,7 +300,7 @@ var coreMessages = map[string][2]string{
 	"card.index_range":    {"序号须为 0 到 1023 的整数。", "The index must be a whole number from 0 to 1023."},
 	"card.not_found":      {"GPU 卡不存在。", "Card not found."},
 	"card.status_invalid": {"状态须为在用、维护或退役。", "The status must be active, maintenance or retired."},
-	"card.fault_kept":     {"故障卡的状态只能通过“排除故障”改变：请在 GPU 卡列表中点击该卡的“排除故障”。", "A faulty card's status changes only through “Clear fault”: use that button on the card's row in the card list."},
+	"card.fault_kept":     {"故障卡只能通过“排除故障”恢复在用（GPU 卡列表中该卡的按钮）；也可以把它转为维护或退役。", "A faulty card returns to service only through “Clear fault” (the button on its row in the card list); it may also be sent to maintenance or retired."},
 	"card.uuid_invalid":   {"UUID 格式应为 GPU-…（nvidia-smi -L 所示）。", "The UUID must look like GPU-… (as nvidia-smi -L prints it)."},
 	"card.uuid_taken":     {"已有相同 UUID 的卡。", "A card with this UUID exists."},
 	"card.ref_conflict":   {"名称与编号指向不同的记录。", "The name and the id point to different records."},

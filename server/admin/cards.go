@@ -152,9 +152,9 @@ func (a *Area) createCardForm(c echo.Context) error {
 }
 
 // renderCardEdit shows the edit form. A faulty card's form offers the
-// fault status too, first: saving it with its other fields changed keeps
-// it faulty; the store refuses any other status for it (Clear fault
-// returns it to service).
+// fault status first (saving it with its other fields changed keeps it
+// faulty), maintenance and retired, but not active: Clear fault returns it
+// to service, and the store refuses active for it.
 func (a *Area) renderCardEdit(c echo.Context, status int, id int64, f web.Form) error {
 	props, err := a.cardChoices(c)
 	if err != nil {
@@ -166,7 +166,13 @@ func (a *Area) renderCardEdit(c echo.Context, status int, id int64, f web.Form) 
 	}
 	if err == nil && cd.Status == store.CardFault {
 		fault := web.Option{Value: store.CardFault, Label: web.T(request.Lang(c), web.CardStatusKey(store.CardFault))}
-		props.Statuses = append([]web.Option{fault}, props.Statuses...)
+		statuses := []web.Option{fault}
+		for _, o := range props.Statuses {
+			if o.Value != store.CardActive {
+				statuses = append(statuses, o)
+			}
+		}
+		props.Statuses = statuses
 	}
 	return response.Render(c, status, web.CardEditPage(a.Pages.Page(c, "admin.cards", "admin"), id, props, f))
 }

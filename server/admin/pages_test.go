@@ -401,13 +401,17 @@ func TestAdminFaultyCardEditKeepsTheFault(t *testing.T) {
 	if er := admDecodeErr(t, r); !strings.Contains(er.Error.Fields["status"], "排除故障") {
 		t.Errorf("set a faulty card active (API): fields %v", er.Error.Fields)
 	}
-	row := c.Get("/admin/cards?status=").Doc(t).Find(`[data-testid=card-row][data-id="` + id + `"]`)
-	if row.Find(`[data-testid=card-retire]`).Length() != 0 || row.Find(`[data-testid=card-clear-fault]`).Length() != 1 {
-		t.Error("a faulty card's row offers retire, or does not offer clear fault")
-	}
-	admWantStatus(t, c.PostForm("/admin/cards/"+id+"/retire", nil, true), http.StatusSeeOther, "retire a faulty card")
 	if got, err := e.St.FindCardByID(ctx, cd.ID); err != nil || got.Status != store.CardFault {
 		t.Errorf("after the refused edits: %+v %v", got, err)
+	}
+	row := c.Get("/admin/cards?status=").Doc(t).Find(`[data-testid=card-row][data-id="` + id + `"]`)
+	if row.Find(`[data-testid=card-retire]`).Length() != 1 || row.Find(`[data-testid=card-clear-fault]`).Length() != 1 {
+		t.Error("a faulty card's row does not offer retire and clear fault")
+	}
+	// A dead card is retired as it is, never bookable on the way.
+	admWantStatus(t, c.PostForm("/admin/cards/"+id+"/retire", nil, true), http.StatusSeeOther, "retire a faulty card")
+	if got, err := e.St.FindCardByID(ctx, cd.ID); err != nil || got.Status != store.CardRetired || got.FaultReason != "" {
+		t.Errorf("after retiring the faulty card: %+v %v", got, err)
 	}
 }
 

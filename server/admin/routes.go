@@ -148,8 +148,8 @@ func (a *Area) cardsRoutes() []route.Route {
 		route.Op(route.PUT, "/api/v1/cards/:id", route.Admin, a.apiUpdateCard, route.API{
 			Tag:     "inventory",
 			Summary: "Replace a card",
-			Desc: "A faulty card keeps its status: send \"fault\" to change its other fields; any other status (or none) " +
-				"is refused with 422 on status until POST /api/v1/cards/{id}/clear-fault returns it to service.",
+			Desc: "A faulty card keeps its status: send \"fault\" to change its other fields, or \"maintenance\" / \"retired\" " +
+				"(which ends its fault); \"active\" (or no status) is refused with 422 on status — POST /api/v1/cards/{id}/clear-fault returns it to service.",
 			Body:     route.JSON("CardInput", cardRequest{}, "uuid"),
 			Status:   http.StatusOK,
 			Result:   route.JSON("Card", store.CardView{}),
