@@ -25,6 +25,10 @@ const (
 // CardStatuses lists the statuses an admin sets, in the order shown.
 var CardStatuses = []string{CardActive, CardMaintenance, CardRetired}
 
+// CardListStatuses are those a card list filters by: the ones an admin
+// sets, and fault, which only telemetry sets.
+var CardListStatuses = []string{CardActive, CardMaintenance, CardRetired, CardFault}
+
 // Card is one GPU. It is keyed by its uuid: the index nvidia-smi reports can
 // change at boot.
 type Card struct {

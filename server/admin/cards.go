@@ -2,6 +2,7 @@ package admin
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,8 +40,12 @@ func (a *Area) cardChoices(c echo.Context) (web.CardsProps, error) {
 	for _, t := range types {
 		props.Types = append(props.Types, web.Option{Value: strconv.FormatInt(t.ID, 10), Label: t.Name})
 	}
-	for _, st := range store.CardStatuses {
-		props.Statuses = append(props.Statuses, web.Option{Value: st, Label: web.T(lang, web.CardStatusKey(st))})
+	for _, st := range store.CardListStatuses {
+		o := web.Option{Value: st, Label: web.T(lang, web.CardStatusKey(st))}
+		if st != store.CardFault {
+			props.Statuses = append(props.Statuses, o)
+		}
+		props.FilterStatuses = append(props.FilterStatuses, o)
 	}
 	return props, nil
 }
@@ -58,7 +63,7 @@ func cardFilterOf(c echo.Context) (store.CardFilter, web.Form) {
 		cf.CardTypeID = id
 		f.Values["card_type_id"] = c.QueryParam("card_type_id")
 	}
-	for _, st := range store.CardStatuses {
+	for _, st := range store.CardListStatuses {
 		if c.QueryParam("status") == st {
 			cf.Status = st
 			f.Values["status"] = st
@@ -223,7 +228,7 @@ func (a *Area) retireCardForm(c echo.Context) error {
 	in := store.CardInput{UUID: cd.UUID, GPUIndex: cd.GPUIndex, HostID: cd.HostID, CardTypeID: cd.CardTypeID, Status: store.CardRetired}
 	if _, err := a.Store.UpdateCard(ctx, id, in); err != nil {
 		if msg, ok := response.Refusal(request.Lang(c), err); ok {
-			return a.Pages.RedirectWithFlash(c, "/admin/cards", msg) // a faulty card is cleared first
+			return a.Pages.RedirectWithFlash(c, "/admin/cards", msg) // refused: the card changed meanwhile
 		}
 		return err
 	}
@@ -348,11 +353,7 @@ func (a *Area) apiListCards(c echo.Context) error {
 	f.HostID = queryID("host_id")
 	f.CardTypeID = queryID("card_type_id")
 	if st := c.QueryParam("status"); st != "" {
-		valid := false
-		for _, known := range store.CardStatuses {
-			valid = valid || st == known
-		}
-		v.Check(valid, "status", "card.status_invalid")
+		v.Check(slices.Contains(store.CardListStatuses, st), "status", "card.status_filter_invalid")
 		f.Status = st
 	}
 	if err := v.Err(); err != nil {

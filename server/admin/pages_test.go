@@ -408,6 +408,15 @@ func TestAdminFaultyCardEditKeepsTheFault(t *testing.T) {
 	if row.Find(`[data-testid=card-retire]`).Length() != 1 || row.Find(`[data-testid=card-clear-fault]`).Length() != 1 {
 		t.Error("a faulty card's row does not offer retire and clear fault")
 	}
+	// The list filters by fault, on the page and in the API.
+	if rows := c.Get("/admin/cards?status=fault").Doc(t).Find(`[data-testid=card-row]`); rows.Length() != 1 || rows.AttrOr("data-id", "") != id {
+		t.Errorf("the fault filter lists %d rows", rows.Length())
+	}
+	r = e.admAPI("admin", http.MethodGet, "/api/v1/cards?status=fault", "", nil)
+	admWantStatus(t, r, http.StatusOK, "list the faulty cards (API)")
+	if !strings.Contains(r.String(), cd.UUID) {
+		t.Errorf("the API's fault filter lacks the card: %s", r)
+	}
 	// A dead card is retired as it is, never bookable on the way.
 	admWantStatus(t, c.PostForm("/admin/cards/"+id+"/retire", nil, true), http.StatusSeeOther, "retire a faulty card")
 	if got, err := e.St.FindCardByID(ctx, cd.ID); err != nil || got.Status != store.CardRetired || got.FaultReason != "" {
