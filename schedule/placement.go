@@ -37,6 +37,18 @@ func (a Interval) Overlaps(b Interval) bool {
 	return a.Start.Before(b.End) && b.Start.Before(a.End)
 }
 
+// Overlap is how long a and b share, 0 when they do not meet.
+func (a Interval) Overlap(b Interval) time.Duration {
+	start, end := a.Start, a.End
+	if b.Start.After(start) {
+		start = b.Start
+	}
+	if b.End.Before(end) {
+		end = b.End
+	}
+	return max(0, end.Sub(start))
+}
+
 // Assignment is a card held by a booking for a window.
 type Assignment struct {
 	CardID    int64

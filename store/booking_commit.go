@@ -87,7 +87,7 @@ func (s *Store) preempt(ctx context.Context, tx *gorm.DB, id int64, by *Booking)
 	if err := tx.First(&task, by.TaskID).Error; err != nil {
 		return err
 	}
-	if err := s.notify(tx, victim.UserID, "preempted", "notify.preempted", fmt.Sprintf("/bookings/%d", victim.ID), victim.ID, task.Name); err != nil {
+	if err := s.notifyTeam(tx, victim.TeamID, victim.UserID, "preempted", "notify.preempted", fmt.Sprintf("/bookings/%d", victim.ID), victim.ID, task.Name); err != nil {
 		return err
 	}
 	return s.audit(ctx, tx, "preempt", "booking", victim.ID, fmt.Sprintf("by booking #%d (%s)", by.ID, task.Name), before, victim)

@@ -328,7 +328,7 @@ func (s *Store) placeWaiting(ctx context.Context, tx *gorm.DB, ct *CardType) err
 		if err := s.commitPlacement(ctx, tx, &r.Booking, &b, &res); err != nil {
 			return err
 		}
-		if err := s.notify(tx, b.UserID, "placed", "notify.placed", fmt.Sprintf("/bookings/%d", b.ID), b.ID); err != nil {
+		if err := s.notifyTeam(tx, b.TeamID, b.UserID, "placed", "notify.placed", fmt.Sprintf("/bookings/%d", b.ID), b.ID); err != nil {
 			return err
 		}
 		if err := s.audit(ctx, tx, "place", "booking", b.ID, "placed from the queue", before, b); err != nil {
@@ -406,7 +406,7 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 							return err
 						}
 						b.State, b.WaitReason = BookingPending, WaitData
-						if err := s.notify(tx, b.UserID, "data_wait", "notify.data_wait", fmt.Sprintf("/bookings/%d", b.ID), b.ID); err != nil {
+						if err := s.notifyTeam(tx, b.TeamID, b.UserID, "data_wait", "notify.data_wait", fmt.Sprintf("/bookings/%d", b.ID), b.ID); err != nil {
 							return err
 						}
 						out.BackToData++

@@ -100,5 +100,5 @@ func (s *Store) endNoShow(tx *gorm.DB, b *Booking, now time.Time) error {
 	mins := int(s.policy.NoShowAfter / time.Minute)
 	b.State, b.EndedAt = BookingNoShow, &now
 	b.NoteKey, b.NoteArgs = NoteNoShow, NoteArgs{mins}
-	return s.notify(tx, b.UserID, "no_show", "notify.no_show", fmt.Sprintf("/bookings/%d", b.ID), b.ID, mins)
+	return s.notifyTeam(tx, b.TeamID, b.UserID, "no_show", "notify.no_show", fmt.Sprintf("/bookings/%d", b.ID), b.ID, mins)
 }

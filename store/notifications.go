@@ -27,12 +27,16 @@ func (n Notification) Args() []any {
 	return out
 }
 
+// notify tells one user of something that just happened: their bell,
+// their mail, and (when teamID is not 0) the team's group robots.
 func (s *Store) notify(tx *gorm.DB, userID int64, kind, key, link string, args ...any) error {
-	b, err := json.Marshal(args)
-	if err != nil {
-		return err
-	}
-	return tx.Create(&Notification{UserID: userID, Kind: kind, MessageKey: key, ArgsJSON: string(b), Link: link, CreatedAt: s.now()}).Error
+	return s.notifyTeam(tx, 0, userID, kind, key, link, args...)
+}
+
+// notifyTeam is notify about something of team teamID.
+func (s *Store) notifyTeam(tx *gorm.DB, teamID, userID int64, kind, key, link string, args ...any) error {
+	_, err := s.tell(tx, notice{Kind: kind, Key: key, Link: link, Args: args, Users: []int64{userID}, TeamID: teamID})
+	return err
 }
 
 // FindNotifications lists a user's newest notifications.

@@ -208,6 +208,9 @@ func (s *Store) UpdateQuota(ctx context.Context, id int64, in QuotaInput) (*Quot
 		if err := tx.Save(&q).Error; err != nil {
 			return err
 		}
+		if err := rearmQuotaReminders(tx, before, q); err != nil {
+			return err
+		}
 		return s.audit(ctx, tx, "update", "quota", q.ID, "", before, q)
 	})
 	if err != nil {

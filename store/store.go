@@ -52,6 +52,8 @@ type Store struct {
 	// tokenUse remembers when this process last recorded each API token's
 	// use (token id → time), so concurrent requests record it once.
 	tokenUse sync.Map
+	// delivery says how notices beyond the bell go out (notify_outbox.go).
+	delivery Delivery
 	// tokenCache remembers recent token lookups (token_cache.go).
 	tokenCache tokenCache
 }

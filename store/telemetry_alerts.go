@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cardhour/notify"
 	"context"
 	"database/sql/driver"
 	"encoding/json"
@@ -219,25 +220,24 @@ func (s *Store) notifyAlert(tx *gorm.DB, a *Alert) error {
 		where = fmt.Sprintf("%s #%d", host, index)
 	}
 	link := fmt.Sprintf("/bookings/%d", b.ID)
-	for _, uid := range to {
-		var err error
-		switch a.Kind {
-		case AlertVRAM:
-			err = s.notify(tx, uid, "alert_vram", "notify.alert_vram", link, b.ID, task.Name, where, int(math.Round(a.Value)))
-		case AlertHeldIdle:
-			err = s.notify(tx, uid, "alert_held_idle", "notify.alert_held_idle", link, b.ID, task.Name, where, int(math.Round(a.Value)))
-		case AlertReleaseWarned:
-			err = s.notify(tx, uid, "alert_release_warned", "notify.alert_release_warned", link, b.ID, task.Name, int(math.Round(a.Value)))
-		case AlertReleased:
-			err = s.notify(tx, uid, "alert_released", "notify.alert_released", link, b.ID, task.Name, int(math.Round(a.Value)))
-		default:
-			return errs.Internalf("store.notifyAlert", "unknown alert kind %q", a.Kind)
-		}
-		if err != nil {
-			return err
-		}
+	pct := int(math.Round(a.Value))
+	var args []any
+	kind := "alert_" + a.Kind
+	switch a.Kind {
+	case AlertVRAM, AlertHeldIdle:
+		args = []any{b.ID, task.Name, where, pct}
+	case AlertReleaseWarned:
+		args = []any{b.ID, task.Name, pct}
+	case AlertReleased:
+		kind, args = notify.Released, []any{b.ID, task.Name, pct}
+	default:
+		return errs.Internalf("store.notifyAlert", "unknown alert kind %q", a.Kind)
 	}
-	return nil
+	// One notice per episode: its holders and managers in the bell and mail,
+	// the team's robot once.
+	_, err = s.tell(tx, notice{Kind: kind, Key: "notify." + kind, Link: link, Args: args, Users: to,
+		TeamID: b.TeamID, Mark: fmt.Sprintf("alert:%d", a.ID)})
+	return err
 }
 
 // bookingAudience loads a booking and lists who hears of its alerts: its

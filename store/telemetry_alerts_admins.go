@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"gorm.io/gorm"
 
@@ -57,38 +58,35 @@ func (s *Store) notifyAdminAlert(tx *gorm.DB, a *Alert) error {
 	if err := tx.Model(&User{}).Where("role = ? AND disabled = ?", RoleAdmin, false).Order("id").Pluck("id", &admins).Error; err != nil {
 		return err
 	}
-	links := map[int64]string{}
-	var to []int64
-	add := func(uid int64, link string) {
-		if _, seen := links[uid]; !seen {
-			to = append(to, uid)
-			links[uid] = link
-		}
-	}
-	if a.Kind == AlertFault && a.BookingID != nil {
-		// The holder first: their link is their booking.
-		b, audience, err := bookingAudience(tx, *a.BookingID)
-		if err != nil {
-			return err
-		}
-		link := fmt.Sprintf("/bookings/%d", b.ID)
-		for _, uid := range audience {
-			add(uid, link)
-		}
-	}
-	for _, id := range admins {
-		add(id, adminAlertLink)
-	}
 	key, args, err := adminAlertMessage(tx, a)
 	if err != nil {
 		return err
 	}
-	for _, uid := range to {
-		if err := s.notify(tx, uid, "alert_"+a.Kind, key, links[uid], args...); err != nil {
+	// The holders of the card's booking first (their link is their
+	// booking), then the admins who are not among them; the system-wide
+	// robots hear it once, with the admins.
+	var holders []int64
+	if a.Kind == AlertFault && a.BookingID != nil {
+		b, audience, err := bookingAudience(tx, *a.BookingID)
+		if err != nil {
+			return err
+		}
+		holders = audience
+		_, err = s.tell(tx, notice{Kind: "alert_" + a.Kind, Key: key, Link: fmt.Sprintf("/bookings/%d", b.ID), Args: args,
+			Users: audience, NoGroups: true, Mark: fmt.Sprintf("alert:%d:holders", a.ID)})
+		if err != nil {
 			return err
 		}
 	}
-	return nil
+	var rest []int64
+	for _, id := range admins {
+		if !slices.Contains(holders, id) {
+			rest = append(rest, id)
+		}
+	}
+	_, err = s.tell(tx, notice{Kind: "alert_" + a.Kind, Key: key, Link: adminAlertLink, Args: args, Users: rest,
+		Mark: fmt.Sprintf("alert:%d", a.ID)})
+	return err
 }
 
 // adminAlertMessage is the message key and arguments of an admin alert.

@@ -59,6 +59,16 @@ type User struct {
 	// as: a process of one of them on a card booked by another team is
 	// foreign use.
 	OSAccounts NameList `json:"os_accounts" gorm:"column:os_accounts"`
+	// Lang is the language mail and the API speak to the user in; empty
+	// is the portal's default.
+	Lang string `json:"lang"`
+	// QuietFrom and QuietTo are the user's quiet hours for mail and chat,
+	// minutes of the day in the portal's zone; equal means none.
+	QuietFrom int `json:"quiet_from"`
+	QuietTo   int `json:"quiet_to"`
+	// DigestMinute is when a manager's daily digest goes out, a minute of
+	// the day in the portal's zone; -1 is none.
+	DigestMinute int `json:"digest_minute"`
 }
 
 // Limits of a user's OS accounts.
