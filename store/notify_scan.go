@@ -207,7 +207,7 @@ func (s *Store) dueQuotaExpiry(ctx context.Context, now time.Time) ([]notice, er
 		}
 		left := schedule.CardHours(max(0, q.CardSeconds-q.UsedCardSeconds))
 		out = append(out, notice{Kind: notify.QuotaExpiring, Key: "notify.quota_expiring", Link: fmt.Sprintf("/quotas#quota-%d", q.ID),
-			Args: []any{q.TeamName, q.CardTypeName, stage, q.ExpiresAt.In(s.zone()).Format("2006-01-02"), roundHours(left)},
+			Args:  []any{q.TeamName, q.CardTypeName, stage, q.ExpiresAt.In(s.zone()).Format("2006-01-02"), roundHours(left)},
 			Users: to, TeamID: q.TeamID, Mark: fmt.Sprintf("%s:q%d:%d", notify.QuotaExpiring, q.ID, stage)})
 	}
 	return out, nil
