@@ -79,7 +79,7 @@ type NotifyChannelInput struct {
 
 // Limits of a channel.
 const (
-	MaxChannelRate    = 600
+	MaxChannelRate    = 10000
 	DefaultRobotRate  = 20 // DingTalk's limit per robot, the tightest of the vendors
 	channelURLWidth   = 1000
 	channelNameWidth  = 100
