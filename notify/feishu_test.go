@@ -75,7 +75,7 @@ func TestFeishuOldAnswerShapeIsRead(t *testing.T) {
 		`{"StatusCode":0,"StatusMessage":"success"}`:                          "",
 		`{"StatusCode":19021,"StatusMessage":"sign match fail"}`:              errs.Invalid,
 		`{"StatusCode":0,"StatusMessage":"","code":9499,"msg":"Bad Request"}`: errs.Invalid,
-		`<html>gateway</html>`:                                                errs.Unavailable,
+		`<html>gateway</html>`: errs.Unavailable,
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(answer)) }))
 		_, err := send(t, newSender(nil), notify.Target{Kind: notify.Feishu, URL: srv.URL + "/open-apis/bot/v2/hook/tok"}, zhMessage())

@@ -86,8 +86,8 @@ func TestSlowRobotTimesOutAsRetry(t *testing.T) {
 
 func TestRedactHidesTokens(t *testing.T) {
 	for in, want := range map[string]string{
-		"https://oapi.dingtalk.com/robot/send?access_token=abc123456":         "https://oapi.dingtalk.com/robot/send?***",
-		"https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k-123456":       "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?***",
+		"https://oapi.dingtalk.com/robot/send?access_token=abc123456":        "https://oapi.dingtalk.com/robot/send?***",
+		"https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=k-123456":      "https://qyapi.weixin.qq.com/cgi-bin/webhook/send?***",
 		"https://open.feishu.cn/open-apis/bot/v2/hook/0f1e2d3c-aaaa-bbbb-cc": "https://open.feishu.cn/open-apis/bot/v2/hook/***",
 	} {
 		if got := notify.Redact(in); got != want {
