@@ -49,6 +49,20 @@ type Config struct {
 	Objects      objects.Location    // where file versions are kept
 	S3           objects.Credentials // for an s3:// location; empty = the SDK's default chain
 	MaxFileBytes int64               // largest file accepted
+
+	// Mail notices; Mail.Addr empty = mail off.
+	Mail Mail
+}
+
+// Mail is how the portal reaches its SMTP server. It has notify.MailConfig's
+// fields in the same order, so the command converts it with
+// notify.MailConfig(cfg.Mail) and config need not import notify.
+type Mail struct {
+	Addr     string // host:port
+	Security string // starttls, tls or none
+	Username string
+	Password string
+	From     string // may carry a display name: 卡时 <noreply@example.com>
 }
 
 // Option documents one setting; the README table is written from this list.
@@ -86,6 +100,11 @@ var Options = []Option{
 	{"s3-access-key", "CARDHOUR_S3_ACCESS_KEY", "", "S3 access key for CARDHOUR_OBJECTS=s3://… (default AWS_ACCESS_KEY_ID, then the AWS SDK's default chain)"},
 	{"s3-secret-key", "CARDHOUR_S3_SECRET_KEY", "", "S3 secret key (default AWS_SECRET_ACCESS_KEY)"},
 	{"max-file-mib", "CARDHOUR_MAX_FILE_MIB", "10", "largest task file accepted, in MiB (1–256)"},
+	{"smtp-addr", "CARDHOUR_SMTP_ADDR", "", "SMTP server for mail notices, host:port (587 with starttls, 465 with tls); empty = mail off"},
+	{"smtp-security", "CARDHOUR_SMTP_SECURITY", "starttls", "starttls (required, not opportunistic), tls (implicit TLS) or none (only for a relay on this host)"},
+	{"smtp-user", "CARDHOUR_SMTP_USER", "", "SMTP AUTH PLAIN user; empty = no AUTH"},
+	{"smtp-password", "CARDHOUR_SMTP_PASSWORD", "", "SMTP AUTH password (never printed)"},
+	{"smtp-from", "CARDHOUR_SMTP_FROM", "", "From address of mail notices, e.g. 卡时 <noreply@example.com>; required with CARDHOUR_SMTP_ADDR"},
 	{"log-level", "CARDHOUR_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "CARDHOUR_LOG_FORMAT", "text", "text or json"},
 }
@@ -98,7 +117,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	values := map[string]*string{}
 	for _, o := range Options {
 		def := getenv(o.Env)
-		if def == "" {
+		if def == "" || secretOption(o.Flag) {
+			// A secret's value is read after parsing instead of becoming
+			// the flag's default, which -h would print.
 			def = o.Default
 		}
 		values[o.Flag] = fs.String(o.Flag, def, o.Help+" ("+o.Env+")")
@@ -108,6 +129,11 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, o := range Options {
+		if secretOption(o.Flag) && *values[o.Flag] == "" {
+			*values[o.Flag] = getenv(o.Env)
+		}
 	}
 	get := func(f string) string { return strings.TrimSpace(*values[f]) }
 
@@ -167,6 +193,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		return Config{}, err
 	}
 	if err := c.loadObjects(get, getenv); err != nil {
+		return Config{}, err
+	}
+	if err := c.loadMail(get, *values["smtp-password"]); err != nil {
 		return Config{}, err
 	}
 	switch c.LogLevel {

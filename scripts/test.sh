@@ -43,9 +43,11 @@ ensure_packages
 section "mariadb"
 start_mariadb
 start_versitygw
+start_mailpit
 export_chrome
 echo "CARDHOUR_TEST_MYSQL=$CARDHOUR_TEST_MYSQL"
 echo "CARDHOUR_TEST_CHROME=$CARDHOUR_TEST_CHROME"
+echo "CARDHOUR_TEST_SMTP_ADDR=$CARDHOUR_TEST_SMTP_ADDR"
 
 go_test() {
 	if [[ -z "$(go list ./... 2>/dev/null)" ]]; then

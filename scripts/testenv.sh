@@ -8,6 +8,7 @@
 #   ensure_packages      # apt-get only what is absent
 #   start_mariadb        # exports CARDHOUR_TEST_* and installs an EXIT trap that stops it
 #   start_versitygw      # builds (once) and starts versitygw; the same trap stops it
+#   start_mailpit        # builds (once) and starts mailpit (SMTP); the same trap stops it
 #   export_chrome
 # (Meant for scripts: the traps would end an interactive shell that sources it.
 # For a shell with the environment set, run `scripts/testenv.sh bash`.)
@@ -30,6 +31,11 @@
 #   CARDHOUR_TEST_S3_ACCESS_KEY, CARDHOUR_TEST_S3_SECRET_KEY  its credentials
 #   CARDHOUR_TEST_VERSITYGW_DIR   its directory (buckets, versions, port, pid, log)
 #   CARDHOUR_TEST_VERSITYGW_CTL   absolute path of scripts/versitygw-ctl.sh (stop|start|status)
+#   CARDHOUR_TEST_SMTP_ADDR    127.0.0.1:PORT of a throwaway mailpit SMTP server (no TLS; AUTH
+#                              accepted with any credentials; start_mailpit)
+#   CARDHOUR_TEST_MAILPIT_URL  http://127.0.0.1:PORT of its HTTP API (what arrived)
+#   CARDHOUR_TEST_MAILPIT_DIR  its directory (ports, pid, log, temporary database)
+#   CARDHOUR_TEST_MAILPIT_CTL  absolute path of scripts/mailpit-ctl.sh (stop|start|status)
 
 # Only tighten the shell options when executed: a sourcing shell keeps its own.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
@@ -39,9 +45,11 @@ fi
 _testenv_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 _testenv_tmp=""
 _testenv_vgw=""
+_testenv_mailpit=""
 
 # One EXIT trap stops everything started, whichever start ran first.
 _testenv_cleanup() {
+	stop_mailpit
 	stop_versitygw
 	stop_mariadb
 }
@@ -191,6 +199,41 @@ stop_versitygw() {
 	echo "testenv: versitygw stopped, $dir removed"
 }
 
+# mailpit: a real SMTP server for the mail suite, built from the Go module
+# proxy on the first run (see scripts/mailpit-ctl.sh).
+start_mailpit() {
+	local ctl="$_testenv_dir/mailpit-ctl.sh"
+	"$ctl" install
+	_testenv_mailpit="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-mailpit.XXXXXX")"
+	trap _testenv_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	export CARDHOUR_TEST_MAILPIT_DIR="$_testenv_mailpit"
+	export CARDHOUR_TEST_MAILPIT_CTL="$ctl"
+	local try
+	for try in 1 2 3; do
+		if "$ctl" start; then
+			break
+		fi
+		((try < 3)) || return 1
+		echo "testenv: mailpit did not start, picking other ports" >&2
+		rm -f "$_testenv_mailpit/smtp-port" "$_testenv_mailpit/http-port"
+	done
+	export CARDHOUR_TEST_SMTP_ADDR="127.0.0.1:$(cat "$_testenv_mailpit/smtp-port")"
+	export CARDHOUR_TEST_MAILPIT_URL="http://127.0.0.1:$(cat "$_testenv_mailpit/http-port")"
+	echo "testenv: mailpit SMTP on $CARDHOUR_TEST_SMTP_ADDR, API on $CARDHOUR_TEST_MAILPIT_URL (dir $_testenv_mailpit)"
+}
+
+# Idempotent, like stop_mariadb.
+stop_mailpit() {
+	local dir="$_testenv_mailpit"
+	[[ -n "$dir" && -d "$dir" ]] || return 0
+	CARDHOUR_TEST_MAILPIT_DIR="$dir" "$_testenv_dir/mailpit-ctl.sh" stop || true
+	rm -rf "$dir"
+	_testenv_mailpit=""
+	echo "testenv: mailpit stopped, $dir removed"
+}
+
 export_chrome() {
 	local chrome
 	chrome="$(command -v chromium || true)"
@@ -204,12 +247,13 @@ export_chrome() {
 # Executed rather than sourced: set everything up, run the command, tear down.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 	if (($# == 0)); then
-		echo "usage: $0 COMMAND [ARG...]   (or source it and call ensure_packages, start_mariadb, start_versitygw, export_chrome)" >&2
+		echo "usage: $0 COMMAND [ARG...]   (or source it and call ensure_packages, start_mariadb, start_versitygw, start_mailpit, export_chrome)" >&2
 		exit 2
 	fi
 	ensure_packages
 	start_mariadb
 	start_versitygw
+	start_mailpit
 	export_chrome
 	# Not exec: the EXIT trap must outlive the command to stop MariaDB.
 	"$@"
