@@ -52,6 +52,12 @@ type Config struct {
 
 	// Mail notices; Mail.Addr empty = mail off.
 	Mail Mail
+	// Notices beyond the bell: how often reminders are scanned for, how
+	// many tries a notice gets and the wait after the first failure (then
+	// 3× each time, at most an hour).
+	ReminderEvery time.Duration
+	NoticeTries   int
+	NoticeBackoff time.Duration
 }
 
 // Mail is how the portal reaches its SMTP server. It has notify.MailConfig's
@@ -104,6 +110,9 @@ var Options = []Option{
 	{"smtp-security", "CARDHOUR_SMTP_SECURITY", "starttls", "starttls (required, not opportunistic), tls (implicit TLS) or none (only for a relay on this host)"},
 	{"smtp-user", "CARDHOUR_SMTP_USER", "", "SMTP AUTH PLAIN user; empty = no AUTH"},
 	{"smtp-password", "CARDHOUR_SMTP_PASSWORD", "", "SMTP AUTH password (never printed)"},
+	{"reminder-interval", "CARDHOUR_REMINDER_INTERVAL", "1m", "how often due reminders (quota expiry and use, booking start and end, output, digests) are looked for (1s–1h)"},
+	{"notice-tries", "CARDHOUR_NOTICE_TRIES", "8", "tries a mail or chat notice gets before it is marked failed and admins are told (1–20)"},
+	{"notice-backoff", "CARDHOUR_NOTICE_BACKOFF", "30s", "wait after a notice's first failed try; each later wait is three times longer, at most an hour (1s–1h)"},
 	{"smtp-from", "CARDHOUR_SMTP_FROM", "", "From address of mail notices, e.g. 卡时 <noreply@example.com>; required with CARDHOUR_SMTP_ADDR"},
 	{"log-level", "CARDHOUR_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "CARDHOUR_LOG_FORMAT", "text", "text or json"},
@@ -193,6 +202,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		return Config{}, err
 	}
 	if err := c.loadObjects(get, getenv); err != nil {
+		return Config{}, err
+	}
+	if err := c.loadNotices(get); err != nil {
 		return Config{}, err
 	}
 	if err := c.loadMail(get, *values["smtp-password"]); err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/mail"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // secretOption tells which options are secrets: their values never become
@@ -67,4 +68,19 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// loadNotices reads when reminders are scanned for and how notices retry.
+func (c *Config) loadNotices(get func(string) string) error {
+	var err error
+	if c.ReminderEvery, err = time.ParseDuration(get("reminder-interval")); err != nil || c.ReminderEvery < time.Second || c.ReminderEvery > time.Hour {
+		return fmt.Errorf("CARDHOUR_REMINDER_INTERVAL %q: want a duration from 1s to 1h, e.g. 1m", get("reminder-interval"))
+	}
+	if c.NoticeTries, err = strconv.Atoi(get("notice-tries")); err != nil || c.NoticeTries < 1 || c.NoticeTries > 20 {
+		return fmt.Errorf("CARDHOUR_NOTICE_TRIES %q: want a whole number from 1 to 20", get("notice-tries"))
+	}
+	if c.NoticeBackoff, err = time.ParseDuration(get("notice-backoff")); err != nil || c.NoticeBackoff < time.Second || c.NoticeBackoff > time.Hour {
+		return fmt.Errorf("CARDHOUR_NOTICE_BACKOFF %q: want a duration from 1s to 1h, e.g. 30s", get("notice-backoff"))
+	}
+	return nil
 }

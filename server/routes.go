@@ -21,6 +21,7 @@ func (s *Server) table() []route.Route {
 	t = append(t, s.ledger.Routes()...)
 	t = append(t, s.files.Routes()...)
 	t = append(t, s.board.Routes()...)
+	t = append(t, s.notify.Routes()...)
 	return t
 }
 

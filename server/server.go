@@ -27,6 +27,7 @@ import (
 	"cardhour/server/booking"
 	"cardhour/server/files"
 	"cardhour/server/ledger"
+	"cardhour/server/notify"
 	"cardhour/server/planning"
 	"cardhour/server/response"
 	"cardhour/server/route"
@@ -52,6 +53,7 @@ type Server struct {
 	planning *planning.Area
 	board    *board.Area
 	files    *files.Area
+	notify   *notify.Area
 }
 
 // New builds the server and its route table. A table that breaks its own
@@ -65,7 +67,7 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 		log:     log,
 		echo:    echo.New(),
 		version: version,
-		pages:   response.NewPages(cfg, version),
+		pages:   response.NewPages(cfg, version, st),
 	}
 	s.metrics = newMetrics(prometheus.NewRegistry(), st)
 	d := area.Deps{Store: st, Config: cfg, Log: log, Pages: s.pages}
@@ -76,6 +78,7 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 	s.board = board.New(d, s.metrics.registry)
 	s.ledger = ledger.New(d)
 	s.files = files.New(d)
+	s.notify = notify.New(d)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
@@ -94,10 +97,10 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 }
 
 // jobs is the background work of the areas: the booking tick, the ledger
-// pass and the card-hour plan sync. (The board's loops keep this
+// pass, the card-hour plan sync, the reminder scan and the notice sender. (The board's loops keep this
 // process's live state and start with the board.)
 func (s *Server) jobs() []area.Job {
-	return slices.Concat(s.booking.Jobs(), s.ledger.Jobs(), s.files.Jobs())
+	return slices.Concat(s.booking.Jobs(), s.ledger.Jobs(), s.files.Jobs(), s.notify.Jobs())
 }
 
 // Files is the task files' area, for main (it opens and checks the object

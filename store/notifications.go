@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"cardhour/errs"
 )
 
 // Notification is an in-app message to one user.
@@ -56,4 +58,33 @@ func (s *Store) FindNotifications(ctx context.Context, userID int64, unreadOnly 
 func (s *Store) MarkNotificationsRead(ctx context.Context, userID int64) error {
 	err := s.read(ctx).Model(&Notification{}).Where("user_id = ? AND read_at IS NULL", userID).Update("read_at", s.now()).Error
 	return translate("store.MarkNotificationsRead", err)
+}
+
+// MarkNotificationRead marks one of the user's notifications read; another
+// user's is not found.
+func (s *Store) MarkNotificationRead(ctx context.Context, userID, id int64) error {
+	const op = "store.MarkNotificationRead"
+	res := s.read(ctx).Model(&Notification{}).Where("id = ? AND user_id = ?", id, userID).
+		Where("read_at IS NULL").Update("read_at", s.now())
+	if res.Error != nil {
+		return translate(op, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		var n int64
+		if err := s.read(ctx).Model(&Notification{}).Where("id = ? AND user_id = ?", id, userID).Count(&n).Error; err != nil {
+			return translate(op, err)
+		}
+		if n == 0 {
+			return errs.E(errs.NotFound, op, "notification.not_found")
+		}
+	}
+	return nil
+}
+
+// CountUnread counts the user's unread notifications: the number on the
+// bell.
+func (s *Store) CountUnread(ctx context.Context, userID int64) (int, error) {
+	var n int64
+	err := s.read(ctx).Model(&Notification{}).Where("user_id = ? AND read_at IS NULL", userID).Count(&n).Error
+	return int(n), translate("store.CountUnread", err)
 }

@@ -431,3 +431,6 @@ func (s *Store) RetryOutbox(ctx context.Context, id int64) error {
 		return s.audit(ctx, tx, "retry", "notice", r.ID, r.Channel, before, r)
 	})
 }
+
+// noticeKey is the message key of a notice kind that has one of its own.
+func noticeKey(kind string) string { return "notify." + kind }

@@ -235,7 +235,7 @@ func (s *Store) notifyAlert(tx *gorm.DB, a *Alert) error {
 	}
 	// One notice per episode: its holders and managers in the bell and mail,
 	// the team's robot once.
-	_, err = s.tell(tx, notice{Kind: kind, Key: "notify." + kind, Link: link, Args: args, Users: to,
+	_, err = s.tell(tx, notice{Kind: kind, Key: noticeKey(kind), Link: link, Args: args, Users: to,
 		TeamID: b.TeamID, Mark: fmt.Sprintf("alert:%d", a.ID)})
 	return err
 }

@@ -45,6 +45,7 @@ var notifyMessages = map[string][2]string{
 	"notify.lang_invalid":     {"语言只能是 zh-CN 或 en。", "Language must be zh-CN or en."},
 	"notify.minute_invalid":   {"时间不正确。", "That time is not valid."},
 	"notify.event_unknown":    {"未知的通知类型。", "Unknown notice type."},
+	"notify.state_invalid":    {"状态只能是 pending、sent 或 failed。", "State must be pending, sent or failed."},
 	"notify.retry_not_failed": {"只有发送失败的通知可以重发。", "Only failed notices can be sent again."},
 	"channel.kind_invalid":    {"请选择渠道类型。", "Choose the channel's type."},
 	"channel.name_required":   {"请填写名称。", "Give the channel a name."},
@@ -54,6 +55,7 @@ var notifyMessages = map[string][2]string{
 	"channel.rate_invalid":    {"每分钟条数应在 1 到 10000 之间。", "Messages per minute must be between 1 and 10000."},
 	"channel.system_admins":   {"只有管理员可以配置全局渠道。", "Only admins configure system-wide channels."},
 	"channel.not_your_team":   {"只能配置你管理的团队的渠道。", "You can only configure channels of teams you manage."},
+	"notification.not_found":  {"没有这条通知。", "No such notice."},
 	"channel.not_found":       {"没有这个渠道。", "No such channel."},
 
 	"nav.notifications":     {"通知", "Notices"},

@@ -3,6 +3,8 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // digestArgs is how many of a digest notice's arguments its summary line
@@ -24,8 +26,8 @@ type DigestLine struct {
 // read a notice through here, so it says the same everywhere.
 func NoticeText(lang, kind, key string, args []any) (subject, text string, lines []string) {
 	subject = kind
-	if HasKey("notify.subject." + kind) {
-		subject = T(lang, "notify.subject."+kind)
+	if HasKey(SubjectKey(kind)) {
+		subject = T(lang, SubjectKey(kind))
 	} else {
 		subject = T(lang, "notify.subject.other")
 	}
@@ -56,3 +58,27 @@ func hoursText(f float64) string {
 	}
 	return fmt.Sprintf("%.1f", f)
 }
+
+// Has tells whether the comma-separated value of field lists v (a group of
+// checkboxes sharing one name).
+func (f Form) Has(field, v string) bool {
+	return slices.Contains(strings.Split(f.Values[field], ","), v)
+}
+
+func joinComma(xs []string) string { return strings.Join(xs, ", ") }
+
+// bellCount is the bell's badge: the count, or 99+.
+func bellCount(n int) string {
+	if n > 99 {
+		return "99+"
+	}
+	return fmt.Sprint(n)
+}
+
+// SubjectKey is the catalogue key of a notice kind's subject.
+func SubjectKey(kind string) string { return "notify.subject." + kind }
+
+// ChannelKindKey is the catalogue key of a channel kind's name.
+func ChannelKindKey(kind string) string { return "ntf.ch.kind." + kind }
+
+func eventGroupKey(group string) string { return "ntf.group." + group }

@@ -20,6 +20,10 @@ type Page struct {
 	Path    string // request path with query, for the language switch
 	TZ      *time.Location
 	Version string
+	// Unread is the number on the bell; Approvals the bookings waiting for
+	// the viewer's approval ("待审批 N").
+	Unread    int
+	Approvals int
 }
 
 // Viewer is the logged-in user as the layout shows them.

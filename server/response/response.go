@@ -25,14 +25,15 @@ const flashCookie = "cardhour_flash"
 
 // Pages builds page frames and writes the portal's cookies.
 type Pages struct {
+	store   *store.Store // the header's counts: unread notices, approvals waiting
 	tz      *time.Location
 	version string
 	secure  bool // the public URL is https: every cookie is Secure
 }
 
 // NewPages is the page frame of a deployment.
-func NewPages(cfg config.Config, version string) *Pages {
-	return &Pages{tz: cfg.TZ, version: version, secure: cfg.SecureCookies()}
+func NewPages(cfg config.Config, version string, st *store.Store) *Pages {
+	return &Pages{store: st, tz: cfg.TZ, version: version, secure: cfg.SecureCookies()}
 }
 
 // Render writes a templ component as the response. It renders into a
@@ -63,7 +64,15 @@ func (p *Pages) Page(c echo.Context, titleKey, nav string) web.Page {
 	pg := p.Base(c)
 	pg.Title = pg.T(titleKey)
 	pg.Nav = nav
-	pg.User = Viewer(request.User(c))
+	u := request.User(c)
+	pg.User = Viewer(u)
+	if u != nil && p.store != nil {
+		// The bell and the approvals badge are on every page; a count that
+		// cannot be read leaves its badge off rather than the page.
+		ctx := c.Request().Context()
+		pg.Unread, _ = p.store.CountUnread(ctx, u.ID)
+		pg.Approvals, _ = p.store.CountAwaitingApproval(ctx, u)
+	}
 	if ck, err := c.Cookie(flashCookie); err == nil && ck.Value != "" {
 		if msg, err := url.QueryUnescape(ck.Value); err == nil {
 			pg.Flash = msg
