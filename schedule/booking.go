@@ -8,7 +8,8 @@ import (
 // Booking states. A booking waits (pending) for approval, capacity or its
 // data; once cards are assigned it is confirmed, active while its window
 // runs, and ends completed, released (early), cancelled, preempted or
-// no_show.
+// no_show. A manager may refuse a booking waiting for approval: it ends
+// rejected, with the reason.
 const (
 	StatePending   = "pending"
 	StateConfirmed = "confirmed"
@@ -18,10 +19,11 @@ const (
 	StateCancelled = "cancelled"
 	StatePreempted = "preempted"
 	StateNoShow    = "no_show"
+	StateRejected  = "rejected"
 )
 
 // States lists every booking state, the live ones first.
-var States = []string{StatePending, StateConfirmed, StateActive, StateCompleted, StateReleased, StateCancelled, StatePreempted, StateNoShow}
+var States = []string{StatePending, StateConfirmed, StateActive, StateCompleted, StateReleased, StateCancelled, StatePreempted, StateNoShow, StateRejected}
 
 // Why a pending booking waits.
 const (
@@ -38,6 +40,13 @@ func Live(state string) bool {
 	return state == StatePending || state == StateConfirmed || state == StateActive
 }
 
+// Withdrawn tells whether a booking in state never drew anything: it was
+// cancelled before it began, or rejected. Quotas, costs and the ledger
+// count nothing of it.
+func Withdrawn(state string) bool {
+	return state == StateCancelled || state == StateRejected
+}
+
 // transitions are the state changes a booking may make, each one a change
 // the store really makes; "" is a booking not stored yet. A state changing
 // to itself is a change of something else (an extension, an approval that
@@ -47,8 +56,8 @@ var transitions = map[string][]string{
 	// Created waiting (approval, data, capacity) or placed at once.
 	"": {StatePending, StateConfirmed, StateActive},
 	// Approved or extended (still waiting), placed from the queue, cancelled
-	// by its owner or expired unplaced.
-	StatePending: {StatePending, StateConfirmed, StateActive, StateCancelled},
+	// by its owner or expired unplaced, rejected by a manager.
+	StatePending: {StatePending, StateConfirmed, StateActive, StateCancelled, StateRejected},
 	// Extended; begun; back to waiting when its data is not ready at the
 	// start; completed or released when the clock passed it before it was
 	// activated; cancelled or released before it began; preempted.
@@ -73,10 +82,11 @@ const (
 	Cancel  Action = "cancel"
 	Extend  Action = "extend"
 	Approve Action = "approve"
+	Reject  Action = "reject"
 )
 
 // Actions lists every action.
-var Actions = []Action{Release, Cancel, Extend, Approve}
+var Actions = []Action{Release, Cancel, Extend, Approve, Reject}
 
 // Facts are what the action rules read of a booking.
 type Facts struct {
@@ -97,8 +107,8 @@ const (
 	// RefusedRunning: a cancel of a booking whose window has begun (it may
 	// be released instead).
 	RefusedRunning Refusal = "running"
-	// RefusedNotAwaitingApproval: an approval of a booking that does not
-	// wait for one.
+	// RefusedNotAwaitingApproval: an approval or rejection of a booking
+	// that does not wait for one.
 	RefusedNotAwaitingApproval Refusal = "not_awaiting_approval"
 )
 
@@ -136,7 +146,9 @@ func CheckAction(a Action, f Facts, now time.Time) Refusal {
 		if !now.Before(f.End) {
 			return RefusedOver
 		}
-	case Approve:
+	case Approve, Reject:
+		// A decision is made while the booking waits for it, whatever the
+		// clock: one whose window passed still waits until the tick.
 		if f.State != StatePending || f.WaitReason != WaitApproval {
 			return RefusedNotAwaitingApproval
 		}

@@ -28,6 +28,7 @@ func TestCheckAction(t *testing.T) {
 		cancelled = schedule.StateCancelled
 		preempted = schedule.StatePreempted
 		noShow    = schedule.StateNoShow
+		rejected  = schedule.StateRejected
 	)
 	cases := []struct {
 		name   string
@@ -97,6 +98,27 @@ func TestCheckAction(t *testing.T) {
 		{"approve of a preempted booking is refused", schedule.Approve, preempted, "", bkMid, schedule.RefusedNotAwaitingApproval},
 		{"approve of a no-show is refused", schedule.Approve, noShow, "", bkMid, schedule.RefusedNotAwaitingApproval},
 
+		{"approve of a rejected booking is refused even with its old wait reason", schedule.Approve, rejected, schedule.WaitApproval, bkBefore, schedule.RefusedNotAwaitingApproval},
+
+		// Reject: as approve, only a booking waiting for approval.
+		{"reject of a booking waiting for approval is allowed", schedule.Reject, pending, schedule.WaitApproval, bkBefore, schedule.Allowed},
+		{"reject of a booking waiting for approval after its window is allowed", schedule.Reject, pending, schedule.WaitApproval, bkAfter, schedule.Allowed},
+		{"reject of a booking queued for capacity is refused", schedule.Reject, pending, schedule.WaitCapacity, bkBefore, schedule.RefusedNotAwaitingApproval},
+		{"reject of a booking waiting for data is refused", schedule.Reject, pending, schedule.WaitData, bkBefore, schedule.RefusedNotAwaitingApproval},
+		{"reject of a confirmed booking is refused", schedule.Reject, confirmed, "", bkBefore, schedule.RefusedNotAwaitingApproval},
+		{"reject of an active booking is refused", schedule.Reject, active, "", bkMid, schedule.RefusedNotAwaitingApproval},
+		{"reject of a completed booking is refused", schedule.Reject, completed, "", bkMid, schedule.RefusedNotAwaitingApproval},
+		{"reject of a released booking is refused", schedule.Reject, released, "", bkMid, schedule.RefusedNotAwaitingApproval},
+		{"reject of a cancelled booking is refused even with its old wait reason", schedule.Reject, cancelled, schedule.WaitApproval, bkMid, schedule.RefusedNotAwaitingApproval},
+		{"reject of a preempted booking is refused", schedule.Reject, preempted, "", bkMid, schedule.RefusedNotAwaitingApproval},
+		{"reject of a no-show is refused", schedule.Reject, noShow, "", bkMid, schedule.RefusedNotAwaitingApproval},
+		{"reject of a rejected booking is refused: rejected is terminal", schedule.Reject, rejected, schedule.WaitApproval, bkBefore, schedule.RefusedNotAwaitingApproval},
+
+		// Rejected is terminal for every other action too.
+		{"release of a rejected booking is refused by its state", schedule.Release, rejected, "", bkMid, schedule.RefusedState},
+		{"cancel of a rejected booking is refused by its state", schedule.Cancel, rejected, "", bkBefore, schedule.RefusedState},
+		{"extend of a rejected booking is refused by its state", schedule.Extend, rejected, "", bkBefore, schedule.RefusedState},
+
 		{"an unknown action is refused", schedule.Action("rename"), active, "", bkMid, schedule.RefusedState},
 	}
 	seen := map[string]bool{}
@@ -153,6 +175,7 @@ func TestCanTransition(t *testing.T) {
 		{schedule.StatePending, schedule.StateConfirmed}: "placed from the queue ahead of its start",
 		{schedule.StatePending, schedule.StateActive}:    "placed from the queue within its window",
 		{schedule.StatePending, schedule.StateCancelled}: "cancelled, or expired while waiting",
+		{schedule.StatePending, schedule.StateRejected}:  "rejected by a manager while it waited for approval",
 
 		{schedule.StateConfirmed, schedule.StateConfirmed}: "extended",
 		{schedule.StateConfirmed, schedule.StateActive}:    "activated at its start",
@@ -199,6 +222,15 @@ func label(state string) string {
 		return "new"
 	}
 	return state
+}
+
+func TestWithdrawn(t *testing.T) {
+	for _, st := range schedule.States {
+		want := st == schedule.StateCancelled || st == schedule.StateRejected
+		if got := schedule.Withdrawn(st); got != want {
+			t.Errorf("Withdrawn(%s) = %v, want %v", st, got, want)
+		}
+	}
 }
 
 func TestLiveStates(t *testing.T) {

@@ -168,6 +168,18 @@ func (s *Store) writeJobs(tx *gorm.DB, jobs []*bookingJob) error {
 	for _, j := range jobs {
 		j.settle(deferredWrites(tx))
 	}
+	// Now that every booking has its id: the managers of those that wait
+	// for approval are told.
+	for _, j := range jobs {
+		if j.err != nil || j.res == nil || j.res.Booking == nil {
+			continue
+		}
+		if b := j.res.Booking; b.State == BookingPending && b.WaitReason == WaitApproval {
+			if err := s.noticeApprovalWaiting(tx, b, j.party.user.Username, j.party.task.Name); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

@@ -231,7 +231,8 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 }
 
 // ApproveBooking lets a team manager pass a booking that waits for approval;
-// it is then placed, or queued for capacity.
+// it is then placed, or queued for capacity. The decision is recorded and
+// the requester told it was approved (not the queue's "placed" notice).
 func (s *Store) ApproveBooking(ctx context.Context, id int64) (*BookingResult, error) {
 	const op = "store.ApproveBooking"
 	var res BookingResult
@@ -252,22 +253,34 @@ func (s *Store) ApproveBooking(ctx context.Context, id int64) (*BookingResult, e
 			return err
 		}
 		before := *b
-		b.WaitReason = WaitCapacity
+		now := s.now()
+		b.WaitReason, b.DecidedBy, b.DecidedAt, b.UpdatedAt = WaitCapacity, &u.ID, &now, now
 		if err := s.saveBooking(tx, &before, b); err != nil {
 			return err
 		}
 		if err := s.audit(ctx, tx, "approve", "booking", b.ID, "", before, b); err != nil {
 			return err
 		}
-		if err := s.placeWaiting(ctx, tx, &ct); err != nil {
+		if err := s.placeQueue(ctx, tx, &ct, b.ID); err != nil {
 			return err
 		}
 		if err := tx.First(b, id).Error; err != nil {
 			return err
 		}
 		res.Booking = b
-		return tx.Table("booking_cards bc").Joins("JOIN cards c ON c.id = bc.card_id").
-			Where("bc.booking_id = ? AND bc.held = ?", b.ID, true).Pluck("c.uuid", &res.Cards).Error
+		if err := tx.Table("booking_cards bc").Joins("JOIN cards c ON c.id = bc.card_id").
+			Where("bc.booking_id = ? AND bc.held = ?", b.ID, true).Pluck("c.uuid", &res.Cards).Error; err != nil {
+			return err
+		}
+		link := fmt.Sprintf("/bookings/%d", b.ID)
+		switch {
+		case b.State != BookingPending:
+			return s.notifyTeam(tx, b.TeamID, b.UserID, "approved", NoticeApproved, link, b.ID, len(res.Cards))
+		case b.WaitReason == WaitData:
+			return s.notifyTeam(tx, b.TeamID, b.UserID, "approved", NoticeApprovedData, link, b.ID)
+		default:
+			return s.notifyTeam(tx, b.TeamID, b.UserID, "approved", NoticeApprovedQueued, link, b.ID)
+		}
 	})
 	if err != nil {
 		return nil, err
@@ -279,6 +292,12 @@ func (s *Store) ApproveBooking(ctx context.Context, id int64) (*BookingResult, e
 // first, data-ready first, then first come ("就绪的先跑"). It runs inside
 // the transaction that freed capacity, under the card type's lock.
 func (s *Store) placeWaiting(ctx context.Context, tx *gorm.DB, ct *CardType) error {
+	return s.placeQueue(ctx, tx, ct, 0)
+}
+
+// placeQueue is placeWaiting; the booking decided (just approved, 0 for
+// none) gets no "placed" notice: its requester is told of the approval.
+func (s *Store) placeQueue(ctx context.Context, tx *gorm.DB, ct *CardType, decided int64) error {
 	now := s.now()
 	type waitingRow struct {
 		Booking
@@ -328,8 +347,10 @@ func (s *Store) placeWaiting(ctx context.Context, tx *gorm.DB, ct *CardType) err
 		if err := s.commitPlacement(ctx, tx, &r.Booking, &b, &res); err != nil {
 			return err
 		}
-		if err := s.notifyTeam(tx, b.TeamID, b.UserID, "placed", "notify.placed", fmt.Sprintf("/bookings/%d", b.ID), b.ID); err != nil {
-			return err
+		if b.ID != decided {
+			if err := s.notifyTeam(tx, b.TeamID, b.UserID, "placed", "notify.placed", fmt.Sprintf("/bookings/%d", b.ID), b.ID); err != nil {
+				return err
+			}
 		}
 		if err := s.audit(ctx, tx, "place", "booking", b.ID, "placed from the queue", before, b); err != nil {
 			return err

@@ -13,12 +13,14 @@ import (
 // BookingView is a booking with the names and figures a page shows.
 type BookingView struct {
 	Booking
-	TaskName     string   `json:"task"`
-	TeamName     string   `json:"team"`
-	Username     string   `json:"user"`
-	CardTypeName string   `json:"card_type"`
-	Cards        []string `json:"cards" gorm:"-"`
-	CostFen      int64    `json:"cost_fen" gorm:"-"`
+	TaskName     string `json:"task"`
+	TeamName     string `json:"team"`
+	Username     string `json:"user"`
+	CardTypeName string `json:"card_type"`
+	// DecidedByName is the manager who approved or rejected it.
+	DecidedByName string   `json:"decided_by_name,omitempty"`
+	Cards         []string `json:"cards" gorm:"-"`
+	CostFen       int64    `json:"cost_fen" gorm:"-"`
 }
 
 // BookingFilter narrows FindBookings.
@@ -34,11 +36,12 @@ type BookingFilter struct {
 
 func (s *Store) bookingViews(ctx context.Context) *gorm.DB {
 	return s.read(ctx).Table("bookings b").
-		Select("b.*, t.name AS task_name, tm.name AS team_name, u.username AS username, ct.name AS card_type_name").
+		Select("b.*, t.name AS task_name, tm.name AS team_name, u.username AS username, ct.name AS card_type_name, d.username AS decided_by_name").
 		Joins("JOIN tasks t ON t.id = b.task_id").
 		Joins("JOIN teams tm ON tm.id = b.team_id").
 		Joins("JOIN users u ON u.id = b.user_id").
-		Joins("JOIN card_types ct ON ct.id = b.card_type_id")
+		Joins("JOIN card_types ct ON ct.id = b.card_type_id").
+		Joins("LEFT JOIN users d ON d.id = b.decided_by")
 }
 
 // FindBookingByID returns one booking with its cards.

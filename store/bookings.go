@@ -23,7 +23,12 @@ const (
 	BookingCancelled = schedule.StateCancelled
 	BookingPreempted = schedule.StatePreempted
 	BookingNoShow    = schedule.StateNoShow
+	BookingRejected  = schedule.StateRejected
 )
+
+// withdrawnStates are the states of bookings that draw nothing
+// (schedule.Withdrawn), for queries that leave them out.
+var withdrawnStates = []string{BookingCancelled, BookingRejected}
 
 // Why a pending booking waits.
 const (
@@ -61,8 +66,13 @@ type Booking struct {
 	NoteKey         string     `json:"note_key,omitempty" gorm:"column:state_note"`
 	NoteArgs        NoteArgs   `json:"note_args,omitempty" gorm:"column:state_note_args"`
 	QuotaOverrideBy *int64     `json:"quota_override_by,omitempty"`
-	CreatedAt       time.Time  `json:"created_at"`
-	UpdatedAt       time.Time  `json:"updated_at"`
+	// DecidedBy and DecidedAt are the manager's decision on a booking that
+	// waited for approval; RejectReason says why a rejected one was refused.
+	DecidedBy    *int64     `json:"decided_by,omitempty"`
+	DecidedAt    *time.Time `json:"decided_at,omitempty"`
+	RejectReason string     `json:"reject_reason,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	UpdatedAt    time.Time  `json:"updated_at"`
 
 	pending *pendingPlacement
 	// quota is the quota the request was checked against, when it covers
@@ -90,7 +100,7 @@ func (b Booking) BookedCardSeconds() int64 {
 		if b.EndedAt != nil && b.EndedAt.Before(end) {
 			end = *b.EndedAt
 		}
-	case BookingCancelled:
+	case BookingCancelled, BookingRejected:
 		return 0
 	}
 	return schedule.CardSeconds(b.CardCount, b.StartAt, end)

@@ -54,7 +54,7 @@ func (s *Store) FindTaskPlans(ctx context.Context, taskIDs []int64) ([]TaskPlan,
 		Select("b.id, b.task_id, ct.name AS card_type_name, b.card_count, b.start_at, b.end_at, b.ended_at, b.state, u.username").
 		Joins("JOIN card_types ct ON ct.id = b.card_type_id").
 		Joins("JOIN users u ON u.id = b.user_id").
-		Where("b.task_id IN ? AND b.state <> ?", taskIDs, BookingCancelled).
+		Where("b.task_id IN ? AND b.state NOT IN ?", taskIDs, withdrawnStates).
 		Order("b.start_at, b.id").Scan(&bs).Error
 	if err != nil {
 		return nil, translate(op, err)

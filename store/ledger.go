@@ -442,7 +442,7 @@ func (s *Store) upsertRoundMonths(tx *gorm.DB, months []ledgerRoundMonth) error 
 
 // roundNotFinished explains why a booking has no ledger round yet.
 func roundNotFinished(op string, b *Booking) error {
-	if b.State == BookingCancelled {
+	if schedule.Withdrawn(b.State) {
 		return errs.E(errs.Conflict, op, "ledger.round_cancelled")
 	}
 	return errs.E(errs.Conflict, op, "ledger.round_not_finished")

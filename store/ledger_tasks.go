@@ -168,7 +168,7 @@ func (s *Store) FindTaskLedger(ctx context.Context, loc *time.Location, taskID i
 		return nil, err
 	}
 	var bs []Booking
-	if err := s.read(ctx).Where("task_id = ? AND state <> ?", taskID, BookingCancelled).Find(&bs).Error; err != nil {
+	if err := s.read(ctx).Where("task_id = ? AND state NOT IN ?", taskID, withdrawnStates).Find(&bs).Error; err != nil {
 		return nil, translate(op, err)
 	}
 	out := &TaskLedger{Task: *t, EstimateCardSeconds: t.EstimateCardSeconds, Outputs: []UnitTotal{}}

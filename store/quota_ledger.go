@@ -21,7 +21,7 @@ import (
 // clipped to w, up to its early end once it is over, nothing once it is
 // cancelled. It is the Go twin of quotaUseSQL's sum, second for second.
 func drawnCardSeconds(b *Booking, w schedule.Interval) int64 {
-	if b == nil || b.State == BookingCancelled {
+	if b == nil || schedule.Withdrawn(b.State) {
 		return 0
 	}
 	start, end := b.StartAt, b.EndAt
@@ -130,7 +130,7 @@ func sameDraw(a, b *Booking) bool {
 		return x.EndAt
 	}
 	return a.CardCount == b.CardCount && a.StartAt.Equal(b.StartAt) && end(a).Equal(end(b)) &&
-		(a.State == BookingCancelled) == (b.State == BookingCancelled)
+		schedule.Withdrawn(a.State) == schedule.Withdrawn(b.State)
 }
 
 // recountQuotaUse sets a quota's total from the bookings themselves, for a

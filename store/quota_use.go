@@ -42,9 +42,9 @@ func quotaUsedSQL(tx *gorm.DB, dialect string, teamID, cardTypeID int64, quotaWi
 	}
 	end := "CASE WHEN ended_at IS NOT NULL AND ended_at < end_at AND state NOT IN ('pending', 'confirmed', 'active') THEN ended_at ELSE end_at END"
 	query := "SELECT SUM(card_count * " + seconds + ") FROM (SELECT card_count, " + fmt.Sprintf(clip, end) + " FROM bookings" +
-		" WHERE team_id = ? AND card_type_id = ? AND state <> ? AND id <> ? AND start_at < ? AND end_at > ?) clipped WHERE e > s"
+		" WHERE team_id = ? AND card_type_id = ? AND state NOT IN ? AND id <> ? AND start_at < ? AND end_at > ?) clipped WHERE e > s"
 	var used sql.NullInt64
-	if err := tx.Raw(query, qs, qe, teamID, cardTypeID, BookingCancelled, except, qe, qs).Row().Scan(&used); err != nil {
+	if err := tx.Raw(query, qs, qe, teamID, cardTypeID, withdrawnStates, except, qe, qs).Row().Scan(&used); err != nil {
 		return 0, err
 	}
 	return used.Int64, nil

@@ -51,7 +51,7 @@ func (s *Store) FindTaskUsage(ctx context.Context, taskIDs []int64) (map[int64]T
 		return out, nil
 	}
 	var bs []Booking
-	if err := s.read(ctx).Where("task_id IN ? AND state <> ?", taskIDs, BookingCancelled).Find(&bs).Error; err != nil {
+	if err := s.read(ctx).Where("task_id IN ? AND state NOT IN ?", taskIDs, withdrawnStates).Find(&bs).Error; err != nil {
 		return nil, translate("store.FindTaskUsage", err)
 	}
 	now := s.now()

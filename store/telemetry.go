@@ -520,7 +520,7 @@ func (s *Store) FindBookingUsage(ctx context.Context, bookingID int64) (*Booking
 		return nil, withKey(translate(op, err), "booking.not_found")
 	}
 	out := &BookingUsage{BookingID: b.ID, BookedCardSeconds: b.BookedCardSeconds()}
-	if b.State != BookingPending && b.State != BookingCancelled {
+	if b.State != BookingPending && !schedule.Withdrawn(b.State) {
 		end := b.EndAt
 		if b.EndedAt != nil && b.EndedAt.Before(end) {
 			end = *b.EndedAt

@@ -72,7 +72,7 @@ func bkStateClass(state string) string {
 		return "chip bk-info"
 	case "pending":
 		return "chip bk-warn"
-	case "preempted", "no_show":
+	case "preempted", "no_show", "rejected":
 		return "chip bk-bad"
 	}
 	return "chip"

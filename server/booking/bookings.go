@@ -416,6 +416,7 @@ func (a *Area) renderBookingDetail(c echo.Context, status int, id int64, actionE
 	d := web.BookingDetailProps{
 		B: bookingItem(*b), Cards: b.Cards, PriceFen: b.PriceFen, SubmittedAt: b.SubmittedAt, ConfirmedAt: b.ConfirmedAt,
 		EndedAt: b.EndedAt, QuotaOverride: b.QuotaOverrideBy != nil, ActionErr: actionErr,
+		DecidedBy: b.DecidedByName, DecidedAt: b.DecidedAt, RejectReason: b.RejectReason,
 		CanRelease: mayAct && may(schedule.Release),
 		CanCancel:  mayAct && may(schedule.Cancel),
 		CanExtend:  mayAct && may(schedule.Extend),

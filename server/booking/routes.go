@@ -19,6 +19,8 @@ func (a *Area) Routes() []route.Route {
 		route.New(route.POST, "/bookings/:id/cancel", route.Member, a.cancelBookingForm),
 		route.New(route.POST, "/bookings/:id/extend", route.Member, a.extendBookingForm),
 		route.New(route.POST, "/bookings/:id/approve", route.Manager, a.approveBookingForm),
+		route.New(route.GET, "/approvals", route.Manager, a.approvalsPage),
+		route.New(route.POST, "/approvals", route.Manager, a.decideApprovalsForm),
 		route.New(route.POST, "/notifications/read", route.Viewer, a.markNotificationsRead),
 
 		route.New(route.GET, "/tasks", route.Viewer, a.tasksPage),
@@ -115,6 +117,31 @@ func (a *Area) Routes() []route.Route {
 			Status:   http.StatusOK,
 			Result:   route.JSON("Booking", bookingJSON{}),
 			Conflict: true,
+		}),
+		route.Op(route.POST, "/api/v1/bookings/:id/reject", route.Manager, a.apiRejectBooking, route.API{
+			Tag:      "bookings",
+			Summary:  "Reject a booking waiting for its team manager, with the reason",
+			Body:     route.JSON("RejectInput", rejectRequest{}, "reason"),
+			Status:   http.StatusOK,
+			Result:   route.JSON("Booking", bookingJSON{}),
+			Conflict: true,
+			Desc:     "The booking ends rejected (it draws nothing from the quota) and the requester is told the reason. 422 when the reason is empty or longer than 500 characters; nothing changes then.",
+		}),
+		route.Op(route.GET, "/api/v1/approvals", route.Manager, a.apiListApprovals, route.API{
+			Tag:     "approvals",
+			Summary: "Bookings waiting for the caller's approval, oldest first, with baseline, cost and quota effect",
+			Status:  http.StatusOK,
+			Result:  route.List("approvals", "Approval", approvalJSON{}),
+			Desc:    "The bookings of the teams the caller manages (admins: every team) that wait for approval: the same ones the header counts.",
+		}),
+		route.Op(route.POST, "/api/v1/approvals", route.Manager, a.apiDecideApprovals, route.API{
+			Tag:     "approvals",
+			Summary: "Approve or reject several bookings; each is decided on its own",
+			Body:    route.JSON("DecideInput", decideRequest{}, "ids", "decision"),
+			Status:  http.StatusOK,
+			Result:  route.JSON("Decisions", decisionsJSON{}),
+			Desc: "decision is approve or reject; reject needs a reason (422 without one, and nothing is decided). " +
+				"Each booking is decided in its own transaction: one refused (not waiting for approval, another team's, not found) leaves the others decided, and its result carries the error.",
 		}),
 	}
 }

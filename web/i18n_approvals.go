@@ -1,0 +1,53 @@
+package web
+
+// approvalsMessages are the messages of the approvals inbox, the rejected
+// state and the decisions' notifications.
+var approvalsMessages = map[string][2]string{
+	"approvals.title":               {"待审批", "Approvals"},
+	"approvals.intro":               {"这些预约等待你审批：核对任务基线、费用和额度影响后通过或驳回；驳回须写明原因，会通知申请人。", "These bookings wait for your decision: check the task baseline, the cost and the quota effect, then approve or reject. A rejection needs a reason, which the requester is told."},
+	"approvals.empty":               {"没有等待审批的预约。", "Nothing waits for your approval."},
+	"approvals.select":              {"选择", "Select"},
+	"approvals.select_one":          {"选择预约 #%d", "Select booking #%d"},
+	"approvals.requester":           {"申请人", "Requester"},
+	"approvals.submitted":           {"提交于 %s", "submitted %s"},
+	"approvals.estimate":            {"基线估算 %s 卡时", "baseline estimate %s card-hours"},
+	"approvals.card_hours":          {"%s 卡时", "%s card-hours"},
+	"approvals.quota":               {"额度影响", "Quota effect"},
+	"approvals.quota_effect":        {"剩余 %s → %s 卡时", "%s → %s card-hours left"},
+	"approvals.no_quota":            {"该卡型无额度", "No quota for this card type"},
+	"approvals.quota_over":          {"超出额度", "Over quota"},
+	"approvals.limit.hours":         {"超出额度卡时", "Over the quota's card-hours"},
+	"approvals.limit.cards":         {"超出同时卡数上限", "Over the cap on cards at once"},
+	"approvals.limit.expiry":        {"超出额度有效期", "Past the quota's expiry"},
+	"approvals.limit.no_quota":      {"无额度", "No quota"},
+	"approvals.limit.not_yet_valid": {"额度尚未生效", "Quota not yet valid"},
+	"approvals.approve":             {"通过", "Approve"},
+	"approvals.reject":              {"驳回", "Reject"},
+	"approvals.approve_selected":    {"通过所选", "Approve selected"},
+	"approvals.reject_selected":     {"驳回所选", "Reject selected"},
+	"approvals.reason":              {"驳回原因", "Reason for rejecting"},
+	"approvals.reason_help":         {"驳回时必填，最多 500 字；通过时无需填写。", "Required to reject, at most 500 characters; not needed to approve."},
+	"approvals.decision_invalid":    {"请选择通过或驳回。", "Choose approve or reject."},
+	"approvals.flash_approved":      {"已通过 %d 项。", "%d approved."},
+	"approvals.flash_rejected":      {"已驳回 %d 项。", "%d rejected."},
+	"approvals.flash_failed":        {"未能处理：%s", "Not decided: %s"},
+	"approvals.flash_item":          {"#%d（%s）", "#%d (%s)"},
+	"approvals.decided":             {"审批", "Decision"},
+	"approvals.approved_by":         {"%s 于 %s 通过", "approved by %s at %s"},
+	"approvals.rejected_by":         {"%s 于 %s 驳回", "rejected by %s at %s"},
+	"approvals.reject_reason":       {"驳回原因", "Reason rejected"},
+
+	"approval.reason_required": {"请填写驳回原因。", "Give a reason for rejecting."},
+	"approval.reason_too_long": {"驳回原因最多 500 字。", "The reason can be at most 500 characters."},
+	"approval.none_selected":   {"请至少选择一个预约。", "Select at least one booking."},
+	"booking.reject_managers":  {"只有团队经理或管理员可以驳回预约。", "Only a manager of the team or an admin can reject a booking."},
+
+	"bkstate.rejected":    {"已驳回", "Rejected"},
+	"plan.state.rejected": {"已驳回", "Rejected"},
+
+	"notify.approval_waiting": {"预约 #%v（%v，任务“%v”）等待你审批。", "Booking #%v (%v, task “%v”) waits for your approval."},
+	"notify.approved":         {"预约 #%v 已审批通过，已分配 %v 张卡。", "Booking #%v is approved and has %v cards."},
+	"notify.approved_queued":  {"预约 #%v 已审批通过，正在排队等待空闲卡。", "Booking #%v is approved and now waits for free cards."},
+	"notify.approved_data":    {"预约 #%v 已审批通过，正在等待任务数据就绪。", "Booking #%v is approved and now waits for the task's data."},
+	"notify.rejected":         {"预约 #%v 被驳回：%v", "Booking #%v was rejected: %v"},
+}
