@@ -458,3 +458,33 @@ func (s *Store) MayRequestQuota(ctx context.Context, quotaID int64) error {
 	}
 	return nil
 }
+
+// RequestableTeamIDs lists the teams whose quotas the actor may ask to
+// renew or adjust (mayRequestQuota's rule, for a list of quotas at once);
+// nil for an admin, who may for any team.
+func (s *Store) RequestableTeamIDs(ctx context.Context) ([]int64, error) {
+	const op = "store.RequestableTeamIDs"
+	db := s.read(ctx)
+	u, err := actorUser(ctx, db, op)
+	if err != nil {
+		return nil, err
+	}
+	if u.Role == RoleAdmin {
+		return nil, nil
+	}
+	var teams []int64
+	if err := db.Model(&Membership{}).Where("user_id = ?", u.ID).Order("team_id").Pluck("team_id", &teams).Error; err != nil {
+		return nil, translate(op, err)
+	}
+	out := []int64{}
+	for _, id := range teams {
+		switch err := mayRequestQuota(db, op, u, id); {
+		case err == nil:
+			out = append(out, id)
+		case errs.Is(err, errs.Forbidden):
+		default:
+			return nil, translate(op, err)
+		}
+	}
+	return out, nil
+}

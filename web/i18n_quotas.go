@@ -59,6 +59,7 @@ var quotaMessages = map[string][2]string{
 	"quota_request.note_required":      {"驳回时请写明原因。", "Say why when refusing."},
 	"quota_request.note_too_long":      {"审批备注最多 500 字。", "The note may be at most 500 characters."},
 	"quota_request.decided":            {"这项申请已经审批过了。", "This request has already been decided."},
+	"quota_request.state_invalid":      {"未知的申请状态；可用：pending、approved、refused。", "Unknown request state; use pending, approved or refused."},
 	"quota_request.not_found":          {"额度申请不存在。", "Quota request not found."},
 
 	"notify.quota_request_renew":         {"%v · %v：%v 申请续期额度，待审批。", "%v · %v: %v asks to renew the quota; it awaits a decision."},
