@@ -657,7 +657,7 @@ func QuotasPage(p Page, q QuotasProps, f Form) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					var templ_7745c5c3_Var36 = []any{templ.KV("pl-due", r.Remind || r.Urgency == "due"), templ.KV("pl-warn", r.Urgency == "warn"), templ.KV("pl-low", r.HighUse), templ.KV("pl-expired", r.State == "expired")}
+					var templ_7745c5c3_Var36 = []any{templ.KV("pl-due", r.Remind), templ.KV("pl-warn", !r.Remind && r.Urgency != ""), templ.KV("pl-low", r.HighUse), templ.KV("pl-expired", r.State == "expired")}
 					templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var36...)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

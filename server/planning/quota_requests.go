@@ -183,8 +183,12 @@ func (a *Area) createQuotaRequestForm(c echo.Context) error {
 	return a.renderQuotaRequest(c, quotaStatus(err), q, f)
 }
 
-func (a *Area) approveQuotaRequestForm(c echo.Context) error { return a.decideQuotaRequestForm(c, true) }
-func (a *Area) refuseQuotaRequestForm(c echo.Context) error  { return a.decideQuotaRequestForm(c, false) }
+func (a *Area) approveQuotaRequestForm(c echo.Context) error {
+	return a.decideQuotaRequestForm(c, true)
+}
+func (a *Area) refuseQuotaRequestForm(c echo.Context) error {
+	return a.decideQuotaRequestForm(c, false)
+}
 
 // decideQuotaRequestForm approves or refuses from the quota page; a
 // refused decision (no note, or asked values the quota rules no longer

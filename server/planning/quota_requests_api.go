@@ -97,4 +97,3 @@ func (a *Area) apiDecideQuotaRequest(c echo.Context, approve bool) error {
 	}
 	return c.JSON(http.StatusOK, view)
 }
-

@@ -61,7 +61,7 @@ func TestQuotaRequestPagesMemberAsksAdminDecides(t *testing.T) {
 
 	giveMemberCoreTask(t, e, w)
 	doc = member.Get("/quotas").Doc(t)
-	if doc.Find(`[data-testid=quota-row][data-id="` + qid(w.coreQuota.ID) + `"] [data-testid=quota-request-button]`).Length() != 1 {
+	if doc.Find(`[data-testid=quota-row][data-id="`+qid(w.coreQuota.ID)+`"] [data-testid=quota-request-button]`).Length() != 1 {
 		t.Fatal("a member with a core task is not offered the request button")
 	}
 	form := member.Get(reqPath).Doc(t).Find(`[data-testid=quota-request-form]`)
@@ -112,7 +112,7 @@ func TestQuotaRequestPagesMemberAsksAdminDecides(t *testing.T) {
 	}
 	refused := admin.PostForm("/quota-requests/"+rid+"/refuse", url.Values{"note": {""}}, true)
 	plnStatus(t, refused, http.StatusUnprocessableEntity, "refuse without a note")
-	if refused.Doc(t).Find(`[data-testid=quota-request][data-id="` + rid + `"] [data-testid=error-note]`).Length() != 1 {
+	if refused.Doc(t).Find(`[data-testid=quota-request][data-id="`+rid+`"] [data-testid=error-note]`).Length() != 1 {
 		t.Error("the missing note is not reported at its request")
 	}
 	plnStatus(t, admin.PostForm("/quota-requests/"+rid+"/approve", url.Values{"note": {"同意"}}, true), http.StatusSeeOther, "approve")
