@@ -72,3 +72,42 @@ func ReminderLead(hasCoreTasks bool) time.Duration {
 func DueForReminder(expires, now time.Time, hasCoreTasks bool) bool {
 	return now.Before(expires) && !now.Add(ReminderLead(hasCoreTasks)).Before(expires)
 }
+
+// Quota urgency as the quota pages show it: within UrgentDays of expiry a
+// quota is due ("重要任务提前半月盯"), within WarnDays a warning; from
+// HighUsePercent used up its hours are running low.
+const (
+	UrgencyNone    = ""
+	UrgencyWarn    = "warn"
+	UrgencyDue     = "due"
+	UrgentDays     = 15
+	WarnDays       = 30
+	HighUsePercent = 80
+)
+
+// QuotaUrgency is how near a quota expiring at expires is to its end at
+// now: due, warn, or none (also once expired).
+func QuotaUrgency(expires, now time.Time) string {
+	left := expires.Sub(now)
+	switch {
+	case left <= 0:
+		return UrgencyNone
+	case left <= UrgentDays*24*time.Hour:
+		return UrgencyDue
+	case left <= WarnDays*24*time.Hour:
+		return UrgencyWarn
+	}
+	return UrgencyNone
+}
+
+// UsedPercent is the share of granted card-seconds used, as a whole
+// percentage rounded down (so 79.9 % is not yet "high"), 0 for no grant.
+func UsedPercent(used, granted int64) int {
+	if granted <= 0 || used <= 0 {
+		return 0
+	}
+	return int(used * 100 / granted)
+}
+
+// HighUse tells whether a quota's hours are running low.
+func HighUse(used, granted int64) bool { return UsedPercent(used, granted) >= HighUsePercent }

@@ -61,3 +61,44 @@ func TestQuotaRemindersCoreHalfAMonthAhead(t *testing.T) {
 		}
 	}
 }
+
+func TestQuotaUrgency(t *testing.T) {
+	now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	for _, c := range []struct {
+		name    string
+		expires time.Time
+		want    string
+	}{
+		{"expired is no longer urgent", now.Add(-time.Hour), schedule.UrgencyNone},
+		{"one hour left is due", now.Add(time.Hour), schedule.UrgencyDue},
+		{"exactly fifteen days is due", now.Add(15 * day), schedule.UrgencyDue},
+		{"sixteen days is a warning", now.Add(16 * day), schedule.UrgencyWarn},
+		{"exactly thirty days is a warning", now.Add(30 * day), schedule.UrgencyWarn},
+		{"thirty-one days is nothing yet", now.Add(31 * day), schedule.UrgencyNone},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := schedule.QuotaUrgency(c.expires, now); got != c.want {
+				t.Errorf("schedule.QuotaUrgency = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestUsedPercentHighFromEighty(t *testing.T) {
+	for _, c := range []struct {
+		used, granted int64
+		pct           int
+		high          bool
+	}{
+		{0, 3600, 0, false},
+		{2876, 3600, 79, false}, // 79.9 % rounds down
+		{2880, 3600, 80, true},
+		{4000, 3600, 111, true},
+		{10, 0, 0, false},
+	} {
+		if p, h := schedule.UsedPercent(c.used, c.granted), schedule.HighUse(c.used, c.granted); p != c.pct || h != c.high {
+			t.Errorf("schedule.UsedPercent(%d, %d) = %d, high %v; want %d, %v", c.used, c.granted, p, h, c.pct, c.high)
+		}
+	}
+}

@@ -172,48 +172,60 @@ func (s *Store) UpdateQuota(ctx context.Context, id int64, in QuotaInput) (*Quot
 	if err := in.validate(op); err != nil {
 		return nil, err
 	}
-	var q Quota
+	var q *Quota
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
-		if err := tx.First(&q, id).Error; err != nil {
-			return withKey(translate(op, err), "quota.not_found")
-		}
-		if in.TeamID != q.TeamID || in.CardTypeID != q.CardTypeID {
-			return fieldErr(op, "team", "quota.identity_fixed")
-		}
-		if err := s.mayManageQuota(ctx, tx, op, q.TeamID); err != nil {
-			return err
-		}
-		// The overlap check must not see the quota itself.
-		var clash int64
-		if err := tx.Model(&Quota{}).Where("team_id = ? AND card_type_id = ? AND id <> ? AND valid_from < ? AND expires_at > ?",
-			q.TeamID, q.CardTypeID, id, in.ExpiresAt, in.ValidFrom).Count(&clash).Error; err != nil {
-			return err
-		}
-		if clash > 0 {
-			return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.overlap", Fields: map[string]string{"valid_from": "quota.overlap"}}
-		}
-		before := q
-		q.CardSeconds, q.MaxCards, q.ValidFrom, q.ExpiresAt, q.Note = int64(in.CardHours*3600+0.5), in.MaxCards, in.ValidFrom, in.ExpiresAt, in.Note
-		q.UpdatedAt = s.now()
-		// A new window draws on other bookings; recount under the card
-		// type's lock so no booking moves the total meanwhile.
-		var ct CardType
-		if err := s.lockCardType(tx, q.CardTypeID, &ct); err != nil {
-			return err
-		}
-		if err := s.recountQuotaUse(tx, &q); err != nil {
-			return err
-		}
-		noteBookChanged(tx, q.CardTypeID)
-		if err := tx.Save(&q).Error; err != nil {
-			return err
-		}
-		if err := rearmQuotaReminders(tx, before, q); err != nil {
-			return err
-		}
-		return s.audit(ctx, tx, "update", "quota", q.ID, "", before, q)
+		var err error
+		q, err = s.updateQuota(ctx, tx, op, id, in)
+		return err
 	})
 	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// updateQuota is UpdateQuota inside tx, for in already validated: the one
+// path every change of a quota takes (an approved quota request too).
+func (s *Store) updateQuota(ctx context.Context, tx *gorm.DB, op string, id int64, in QuotaInput) (*Quota, error) {
+	var q Quota
+	if err := tx.First(&q, id).Error; err != nil {
+		return nil, withKey(translate(op, err), "quota.not_found")
+	}
+	if in.TeamID != q.TeamID || in.CardTypeID != q.CardTypeID {
+		return nil, fieldErr(op, "team", "quota.identity_fixed")
+	}
+	if err := s.mayManageQuota(ctx, tx, op, q.TeamID); err != nil {
+		return nil, err
+	}
+	// The overlap check must not see the quota itself.
+	var clash int64
+	if err := tx.Model(&Quota{}).Where("team_id = ? AND card_type_id = ? AND id <> ? AND valid_from < ? AND expires_at > ?",
+		q.TeamID, q.CardTypeID, id, in.ExpiresAt, in.ValidFrom).Count(&clash).Error; err != nil {
+		return nil, err
+	}
+	if clash > 0 {
+		return nil, &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.overlap", Fields: map[string]string{"valid_from": "quota.overlap"}}
+	}
+	before := q
+	q.CardSeconds, q.MaxCards, q.ValidFrom, q.ExpiresAt, q.Note = int64(in.CardHours*3600+0.5), in.MaxCards, in.ValidFrom, in.ExpiresAt, in.Note
+	q.UpdatedAt = s.now()
+	// A new window draws on other bookings; recount under the card
+	// type's lock so no booking moves the total meanwhile.
+	var ct CardType
+	if err := s.lockCardType(tx, q.CardTypeID, &ct); err != nil {
+		return nil, err
+	}
+	if err := s.recountQuotaUse(tx, &q); err != nil {
+		return nil, err
+	}
+	noteBookChanged(tx, q.CardTypeID)
+	if err := tx.Save(&q).Error; err != nil {
+		return nil, err
+	}
+	if err := rearmQuotaReminders(tx, before, q); err != nil {
+		return nil, err
+	}
+	if err := s.audit(ctx, tx, "update", "quota", q.ID, "", before, q); err != nil {
 		return nil, err
 	}
 	return &q, nil

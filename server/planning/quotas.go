@@ -140,6 +140,11 @@ func (a *Area) quotaRows(c echo.Context, views []store.QuotaView, managed map[in
 			}
 		}
 		r.Remind = r.State == quotaActive && !r.Renewed && schedule.DueForReminder(v.ExpiresAt, now, core[v.TeamID])
+		r.UsedPct = schedule.UsedPercent(v.UsedCardSeconds, v.CardSeconds)
+		r.HighUse = r.State != quotaExpired && schedule.HighUse(v.UsedCardSeconds, v.CardSeconds)
+		if r.State == quotaActive && !r.Renewed {
+			r.Urgency = schedule.QuotaUrgency(v.ExpiresAt, now)
+		}
 		rows = append(rows, r)
 	}
 	return rows, nil
@@ -150,6 +155,12 @@ func (a *Area) quotasPage(c echo.Context) error {
 }
 
 func (a *Area) renderQuotas(c echo.Context, status int, f web.Form) error {
+	return a.renderQuotasDeciding(c, status, f, 0, web.NewForm())
+}
+
+// renderQuotasDeciding is the quota page with a refused decision's
+// messages (decideForm) shown at request decideID.
+func (a *Area) renderQuotasDeciding(c echo.Context, status int, f web.Form, decideID int64, decideForm web.Form) error {
 	ctx := c.Request().Context()
 	u := request.User(c)
 	visible, err := scope.Teams(c, a.Store)
@@ -175,7 +186,11 @@ func (a *Area) renderQuotas(c echo.Context, status int, f web.Form) error {
 	if len(teams) == 1 && f.Value("team") == "" {
 		f.Values["team"] = teams[0].Value
 	}
-	props := web.QuotasProps{ShowExpired: c.QueryParam("show") == "expired", CanCreate: len(teams) > 0, Teams: teams, Types: types}
+	props := web.QuotasProps{ShowExpired: c.QueryParam("show") == "expired", CanCreate: len(teams) > 0, Teams: teams, Types: types,
+		CanDecide: u.Role == store.RoleAdmin, DecideID: decideID, DecideForm: decideForm}
+	if props.Pending, err = a.annotateRequests(c, rows); err != nil {
+		return err
+	}
 	for _, r := range rows {
 		if r.Remind {
 			props.Reminders = append(props.Reminders, r)

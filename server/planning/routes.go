@@ -16,6 +16,12 @@ func (a *Area) Routes() []route.Route {
 		route.New(route.POST, "/quotas/new", route.Manager, a.createQuotaForm),
 		route.New(route.GET, "/quotas/:id", route.Manager, a.editQuotaPage),
 		route.New(route.POST, "/quotas/:id", route.Manager, a.updateQuotaForm),
+		// Renewal and adjustment requests ("提前续或调"): a manager or a member
+		// with a core task asks (the store checks who), an admin decides.
+		route.New(route.GET, "/quotas/:id/request", route.Member, a.quotaRequestPage),
+		route.New(route.POST, "/quotas/:id/request", route.Member, a.createQuotaRequestForm),
+		route.New(route.POST, "/quota-requests/:id/approve", route.Admin, a.approveQuotaRequestForm),
+		route.New(route.POST, "/quota-requests/:id/refuse", route.Admin, a.refuseQuotaRequestForm),
 
 		// Templates ("固化取用模板").
 		route.New(route.GET, "/templates", route.Viewer, a.templatesPage),
@@ -62,6 +68,39 @@ func (a *Area) Routes() []route.Route {
 			Body:     route.JSON("QuotaInput", quotaRequest{}, "team", "card_type", "card_hours", "valid_from", "expires_at"),
 			Status:   http.StatusOK,
 			Result:   route.JSON("Quota", store.QuotaView{}),
+			Conflict: true,
+		}),
+		route.Op(route.POST, "/api/v1/quotas/:id/requests", route.Member, a.apiCreateQuotaRequest, route.API{
+			Tag:      "quotas",
+			Summary:  "Ask to renew or adjust a quota",
+			Desc:     "Allowed to the team's manager, an admin, or a member with a core task in the team. kind is renew (needs a later expires_at) or adjust (changes at least one of card_hours, max_cards, expires_at); left-out values stay as they are. One pending request per quota (409 otherwise). Admins are notified.",
+			Body:     route.JSON("QuotaRequestInput", quotaRequestBody{}, "kind", "reason"),
+			Status:   http.StatusCreated,
+			Result:   route.JSON("QuotaRequest", store.QuotaRequestView{}),
+			Conflict: true,
+		}),
+		route.Op(route.GET, "/api/v1/quota-requests", route.Member, a.apiListQuotaRequests, route.API{
+			Tag:     "quotas",
+			Summary: "Quota requests of the caller's teams (admins: all), newest first",
+			Status:  http.StatusOK,
+			Result:  route.List("quota_requests", "QuotaRequest", store.QuotaRequestView{}),
+			Query:   []route.Param{{Name: "state", Kind: "string", Desc: "pending, approved or refused"}, {Name: "quota", Kind: "integer", Desc: "only this quota's"}},
+		}),
+		route.Op(route.POST, "/api/v1/quota-requests/:id/approve", route.Admin, a.apiApproveQuotaRequest, route.API{
+			Tag:      "quotas",
+			Summary:  "Approve a pending quota request: its asked values are applied to the quota",
+			Desc:     "The quota's own rules apply (e.g. no overlap with the team's next quota of the type); when they refuse, the request stays pending. The requester is notified.",
+			Body:     route.JSON("QuotaApproval", decisionBody{}),
+			Status:   http.StatusOK,
+			Result:   route.JSON("QuotaRequest", store.QuotaRequestView{}),
+			Conflict: true,
+		}),
+		route.Op(route.POST, "/api/v1/quota-requests/:id/refuse", route.Admin, a.apiRefuseQuotaRequest, route.API{
+			Tag:      "quotas",
+			Summary:  "Refuse a pending quota request with a note for the requester",
+			Body:     route.JSON("QuotaRefusal", decisionBody{}, "note"),
+			Status:   http.StatusOK,
+			Result:   route.JSON("QuotaRequest", store.QuotaRequestView{}),
 			Conflict: true,
 		}),
 	}

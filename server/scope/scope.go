@@ -75,3 +75,20 @@ func MayPlan(c echo.Context, st *store.Store, teamID int64) (bool, error) {
 	ids, err := st.BookableTeamIDs(c.Request().Context(), request.User(c))
 	return slices.Contains(ids, teamID), err
 }
+
+// Quota is a quota the caller may see: their teams' (all for admins);
+// another team's is not found.
+func Quota(c echo.Context, st *store.Store, id int64) (*store.QuotaView, error) {
+	q, err := st.FindQuotaByID(c.Request().Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	teams, err := Teams(c, st)
+	if err != nil {
+		return nil, err
+	}
+	if !Sees(teams, q.TeamID) {
+		return nil, errs.E(errs.NotFound, "scope.Quota", "quota.not_found")
+	}
+	return q, nil
+}
