@@ -87,14 +87,15 @@ func TestMailSubjectCannotInjectHeaders(t *testing.T) {
 func TestMailToMailpitWithoutTLS(t *testing.T) {
 	addr, api := notifytest.Mailpit(t)
 	s := mailSender(notify.MailConfig{Addr: addr, Security: "none", From: "卡时 <noreply@cardhour.example.com>"})
-	o, err := s.Send(context.Background(), notify.Target{Kind: notify.Mail, To: "wangfang@example.com"}, zhMessage())
+	to := notifytest.Address("wangfang")
+	o, err := s.Send(context.Background(), notify.Target{Kind: notify.Mail, To: to}, zhMessage())
 	if err != nil || o.Status != 250 {
 		t.Fatalf("Send: %v, %+v", err, o)
 	}
-	got := notifytest.WaitMessages(t, api, 1, 10*time.Second)
+	got := notifytest.WaitMessages(t, api, to, 1, 10*time.Second)
 	m := zhMessage()
 	g := got[0]
-	if g.Subject != m.Subject || len(g.To) != 1 || g.To[0] != "wangfang@example.com" || g.From != "noreply@cardhour.example.com" {
+	if g.Subject != m.Subject || len(g.To) != 1 || g.To[0] != to || g.From != "noreply@cardhour.example.com" {
 		t.Errorf("mail %+v", g)
 	}
 	if !strings.Contains(g.Text, "剩余 120 卡时") || !strings.Contains(g.Text, m.Link) {
@@ -113,10 +114,11 @@ func TestMailToMailpitWithAuth(t *testing.T) {
 	// mailpit accepts any credentials; net/smtp sends PLAIN in clear only to
 	// localhost, which 127.0.0.1 is.
 	s := mailSender(notify.MailConfig{Addr: addr, Security: "none", Username: "cardhour", Password: "pw-secret", From: "noreply@example.com"})
-	if _, err := s.Send(context.Background(), notify.Target{Kind: notify.Mail, To: "lihua@example.com"}, zhMessage()); err != nil {
+	to := notifytest.Address("lihua")
+	if _, err := s.Send(context.Background(), notify.Target{Kind: notify.Mail, To: to}, zhMessage()); err != nil {
 		t.Fatal(err)
 	}
-	if got := notifytest.WaitMessages(t, api, 1, 10*time.Second); got[0].Username != "cardhour" {
+	if got := notifytest.WaitMessages(t, api, to, 1, 10*time.Second); got[0].Username != "cardhour" {
 		t.Errorf("AUTH user %q, want cardhour", got[0].Username)
 	}
 }

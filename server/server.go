@@ -110,6 +110,9 @@ func (s *Server) Files() *files.Area { return s.files }
 // Board is the live board's area, for tests that start its loops.
 func (s *Server) Board() *board.Area { return s.board }
 
+// Notices is the notices area, whose sender tests drive.
+func (s *Server) Notices() *notify.Area { return s.notify }
+
 // Handler is the portal as an http.Handler, for tests.
 func (s *Server) Handler() http.Handler { return s.echo }
 

@@ -23,17 +23,20 @@ const (
 const SkipMailpit = "mailpit suite skipped: " + EnvSMTPAddr + " / " + EnvMailpitURL + " are not set (make test starts mailpit and sets them)"
 
 // Mailpit returns the test environment's SMTP address and mailpit API URL,
-// emptied of earlier messages, or skips tb when there is none. Tests that
-// use it must not run in parallel with one another: they share the box.
+// or skips tb when there is none. The box is shared by every test package
+// running at once: a test reads only the mail sent to addresses of its own
+// (Address), never empties the box.
 func Mailpit(tb testing.TB) (smtpAddr, baseURL string) {
 	tb.Helper()
 	smtpAddr, baseURL = os.Getenv(EnvSMTPAddr), os.Getenv(EnvMailpitURL)
 	if smtpAddr == "" || baseURL == "" {
 		tb.Skip(SkipMailpit)
 	}
-	DeleteAll(tb, baseURL)
 	return smtpAddr, baseURL
 }
+
+// Address is a mail address no other test uses: name plus a random tag.
+func Address(name string) string { return name + "+" + randomHex(4) + "@example.com" }
 
 // Mail is a message as mailpit parsed it (GET /api/v1/message/{ID}).
 type Mail struct {
@@ -63,28 +66,40 @@ type mailpitMessage struct {
 	Username  string
 }
 
-// WaitMessages polls mailpit until it holds at least n messages or timeout
-// passes (then tb fails), and returns them in full, newest first.
-func WaitMessages(tb testing.TB, baseURL string, n int, timeout time.Duration) []Mail {
+// WaitMessages polls mailpit until it holds at least n messages to the
+// address to or timeout passes (then tb fails), and returns them in full,
+// newest first.
+func WaitMessages(tb testing.TB, baseURL, to string, n int, timeout time.Duration) []Mail {
 	tb.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		var list struct {
-			Total    int
-			Messages []struct{ ID string }
+			Messages []struct {
+				ID string
+				To []mailpitAddress
+			}
 		}
-		if err := getJSON(baseURL+"/api/v1/messages", &list); err != nil {
+		if err := getJSON(baseURL+"/api/v1/messages?limit=5000", &list); err != nil {
 			tb.Fatalf("mailpit: %v", err)
 		}
-		if len(list.Messages) >= n {
-			out := make([]Mail, 0, len(list.Messages))
-			for _, m := range list.Messages {
-				out = append(out, getMail(tb, baseURL, m.ID))
+		var ids []string
+		for _, m := range list.Messages {
+			for _, a := range m.To {
+				if strings.EqualFold(a.Address, to) {
+					ids = append(ids, m.ID)
+					break
+				}
+			}
+		}
+		if len(ids) >= n {
+			out := make([]Mail, 0, len(ids))
+			for _, id := range ids {
+				out = append(out, getMail(tb, baseURL, id))
 			}
 			return out
 		}
 		if time.Now().After(deadline) {
-			tb.Fatalf("mailpit holds %d messages after %s, want %d", len(list.Messages), timeout, n)
+			tb.Fatalf("mailpit holds %d messages to %s after %s, want %d", len(ids), to, timeout, n)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -107,23 +122,6 @@ func getMail(tb testing.TB, baseURL, id string) Mail {
 		tb.Fatalf("mailpit: %v", err)
 	}
 	return out
-}
-
-// DeleteAll empties mailpit (DELETE /api/v1/messages without IDs).
-func DeleteAll(tb testing.TB, baseURL string) {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, baseURL+"/api/v1/messages", strings.NewReader("{}"))
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatalf("mailpit: delete all: %v", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		tb.Fatalf("mailpit: delete all: HTTP %d", resp.StatusCode)
-	}
 }
 
 func getJSON(u string, v any) error {

@@ -1,17 +1,10 @@
 package booking_test
 
 import (
-	"bufio"
-	"bytes"
 	"database/sql"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,13 +26,7 @@ func TestTwoProcessesNeverDoubleBook(t *testing.T) {
 	if os.Getenv(storetest.EnvMySQL) == "" {
 		t.Skip("two-process booking test skipped: " + storetest.EnvMySQL + " is not set; run it with `bash scripts/testenv.sh go test -count=1 -run TestTwoProcesses ./server/booking/`")
 	}
-	bin := filepath.Join(t.TempDir(), "cardhour")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = "../.." // the module root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := servertest.BuildBinary(t, "../..")
 	dsn, _ := storetest.MySQLDSN(t)
 	vars := map[string]string{
 		"CARDHOUR_DB":             "mysql://" + dsn,
@@ -48,14 +35,14 @@ func TestTwoProcessesNeverDoubleBook(t *testing.T) {
 		"CARDHOUR_LOG_LEVEL":      "warn",
 	}
 	// The first migrates the empty database; the second starts on it after.
-	a := startProcess(t, bin, "a", vars)
-	b := startProcess(t, bin, "b", vars)
+	a := servertest.StartProcess(t, bin, "a", vars)
+	b := servertest.StartProcess(t, bin, "b", vars)
 
-	admin := cliToken(t, bin, vars, "admin")
+	admin := servertest.CLIToken(t, bin, vars, "admin")
 	api := func(base, token, method, path string, body any, want int) map[string]any {
 		t.Helper()
 		var out map[string]any
-		status, raw := mpCall(t, base, token, method, path, body, &out)
+		status, raw := servertest.CallJSON(t, base, token, method, path, body, &out)
 		if status != want {
 			t.Fatalf("%s %s: status %d, want %d: %s", method, path, status, want, raw)
 		}
@@ -64,20 +51,20 @@ func TestTwoProcessesNeverDoubleBook(t *testing.T) {
 	id := func(m map[string]any) int64 { return int64(m["id"].(float64)) }
 
 	const cards, slots, requests = 4, 10, 300
-	api(a.url, admin, http.MethodPost, "/api/v1/card-types", map[string]any{"name": "MP-H800", "vram_gib": 80, "tflops_bf16": 989, "price_fen": 1500}, http.StatusCreated)
-	host := api(b.url, admin, http.MethodPost, "/api/v1/hosts", map[string]any{"name": "mp-01", "zone": "bj"}, http.StatusCreated)
+	api(a.URL, admin, http.MethodPost, "/api/v1/card-types", map[string]any{"name": "MP-H800", "vram_gib": 80, "tflops_bf16": 989, "price_fen": 1500}, http.StatusCreated)
+	host := api(b.URL, admin, http.MethodPost, "/api/v1/hosts", map[string]any{"name": "mp-01", "zone": "bj"}, http.StatusCreated)
 	for i := 0; i < cards; i++ {
-		api(a.url, admin, http.MethodPost, "/api/v1/cards", map[string]any{"uuid": fmt.Sprintf("GPU-%08d-0000-0000-0000-00000000mp%02d", i, i),
+		api(a.URL, admin, http.MethodPost, "/api/v1/cards", map[string]any{"uuid": fmt.Sprintf("GPU-%08d-0000-0000-0000-00000000mp%02d", i, i),
 			"index": i, "host_id": id(host), "card_type": "MP-H800"}, http.StatusCreated)
 	}
-	team := api(a.url, admin, http.MethodPost, "/api/v1/teams", map[string]any{"name": "mp-team"}, http.StatusCreated)
-	user := api(b.url, admin, http.MethodPost, "/api/v1/users", map[string]any{"username": "mp-member", "password": "mp-password-1", "role": "member"}, http.StatusCreated)
-	api(a.url, admin, http.MethodPut, fmt.Sprintf("/api/v1/teams/%d/members/%d", id(team), id(user)), map[string]any{"role": "member"}, http.StatusOK)
+	team := api(a.URL, admin, http.MethodPost, "/api/v1/teams", map[string]any{"name": "mp-team"}, http.StatusCreated)
+	user := api(b.URL, admin, http.MethodPost, "/api/v1/users", map[string]any{"username": "mp-member", "password": "mp-password-1", "role": "member"}, http.StatusCreated)
+	api(a.URL, admin, http.MethodPut, fmt.Sprintf("/api/v1/teams/%d/members/%d", id(team), id(user)), map[string]any{"role": "member"}, http.StatusOK)
 	now := time.Now().UTC()
-	api(b.url, admin, http.MethodPost, "/api/v1/quotas", map[string]any{"team": "mp-team", "card_type": "MP-H800", "card_hours": 10000, "max_cards": 0,
+	api(b.URL, admin, http.MethodPost, "/api/v1/quotas", map[string]any{"team": "mp-team", "card_type": "MP-H800", "card_hours": 10000, "max_cards": 0,
 		"valid_from": now.Add(-time.Hour).Format(time.RFC3339), "expires_at": now.Add(60 * 24 * time.Hour).Format(time.RFC3339)}, http.StatusCreated)
-	member := cliToken(t, bin, vars, "mp-member")
-	task := api(a.url, member, http.MethodPost, "/api/v1/tasks", map[string]any{"team": "mp-team", "name": "hammer", "priority": "normal",
+	member := servertest.CLIToken(t, bin, vars, "mp-member")
+	task := api(a.URL, member, http.MethodPost, "/api/v1/tasks", map[string]any{"team": "mp-team", "name": "hammer", "priority": "normal",
 		"estimate_card_hours": 100, "data_readiness": "ready", "vram_gib": 40, "precision": "bf16"}, http.StatusCreated)
 
 	// Ten one-hour slots tomorrow; each request wants one card in one slot,
@@ -95,9 +82,9 @@ func TestTwoProcessesNeverDoubleBook(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			server := a.url
+			server := a.URL
 			if i%2 == 1 {
-				server = b.url
+				server = b.URL
 			}
 			slot := base.Add(time.Duration(i%slots) * time.Hour)
 			body := map[string]any{"task_id": id(task), "card_type": "MP-H800", "count": 1,
@@ -109,7 +96,7 @@ func TestTwoProcessesNeverDoubleBook(t *testing.T) {
 					Code string `json:"code"`
 				} `json:"error"`
 			}
-			status, _ := mpCall(t, server, member, http.MethodPost, "/api/v1/bookings", body, &out)
+			status, _ := servertest.CallJSON(t, server, member, http.MethodPost, "/api/v1/bookings", body, &out)
 			answers[i] = answer{status, out.Error.Code, out.Cards}
 		}(i)
 	}
@@ -152,149 +139,6 @@ func TestTwoProcessesNeverDoubleBook(t *testing.T) {
 	if held != int64(cards*slots) {
 		t.Errorf("%d held card assignments, want %d", held, cards*slots)
 	}
-	a.stop(t)
-	b.stop(t)
-}
-
-// mpProcess is one running cardhour binary.
-type mpProcess struct {
-	name string
-	url  string
-	cmd  *exec.Cmd
-	log  *servertest.LockedBuffer
-	done chan error
-	once sync.Once
-}
-
-// startProcess runs `cardhour serve` on a free port and waits until it
-// answers /readyz.
-func startProcess(t *testing.T, bin, name string, vars map[string]string) *mpProcess {
-	t.Helper()
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = mpEnv(t, vars)
-	p := &mpProcess{name: name, cmd: cmd, log: &servertest.LockedBuffer{}, done: make(chan error, 1)}
-	cmd.Stderr = p.log
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sent := false
-		for sc.Scan() {
-			line := sc.Text()
-			fmt.Fprintln(p.log, line)
-			if _, u, ok := strings.Cut(line, " listening on "); ok && !sent {
-				addr <- strings.TrimSpace(u)
-				sent = true
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		p.stop(t)
-		if t.Failed() {
-			t.Logf("process %s log (last 4 KiB):\n%s", name, p.log.Tail(4096))
-		}
-	})
-	select {
-	case p.url = <-addr:
-	case err := <-p.done:
-		p.done <- err
-		t.Fatalf("process %s exited at start: %v\n%s", name, err, p.log.Tail(4096))
-	case <-time.After(90 * time.Second):
-		t.Fatalf("process %s printed no address in 90 s:\n%s", name, p.log.Tail(4096))
-	}
-	// Waits for readiness, it does not time it.
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		res, err := http.Get(p.url + "/readyz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %s not ready after 60 s: %v\n%s", name, err, p.log.Tail(4096))
-		}
-	}
-}
-
-// stop ends the process with SIGINT, as a terminal would; it is idempotent.
-func (p *mpProcess) stop(t *testing.T) {
-	p.once.Do(func() {
-		_ = p.cmd.Process.Signal(os.Interrupt)
-		select {
-		case err := <-p.done:
-			p.done <- err
-		case <-time.After(20 * time.Second):
-			_ = p.cmd.Process.Kill()
-			t.Errorf("process %s did not stop on SIGINT within 20 s", p.name)
-		}
-	})
-}
-
-// mpEnv is the environment without the developer's own CARDHOUR_* settings.
-func mpEnv(t *testing.T, vars map[string]string) []string {
-	var environ []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "CARDHOUR_") {
-			environ = append(environ, kv)
-		}
-	}
-	environ = append(environ, "CARDHOUR_ADDR=127.0.0.1:0", "CARDHOUR_DATA="+t.TempDir())
-	for k, v := range vars {
-		environ = append(environ, k+"="+v)
-	}
-	return environ
-}
-
-// cliToken issues an API token with `cardhour token --user NAME`.
-func cliToken(t *testing.T, bin string, vars map[string]string, user string) string {
-	t.Helper()
-	cmd := exec.Command(bin, "token", "--user", user)
-	cmd.Env = mpEnv(t, vars)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("cardhour token --user %s: %v\n%s", user, err, stderr.String())
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// mpCall sends a JSON request and decodes the answer into out.
-func mpCall(t *testing.T, base, token, method, path string, body, out any) (int, string) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Error(err)
-			return 0, ""
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, base+path, rd)
-	if err != nil {
-		t.Error(err)
-		return 0, ""
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Errorf("%s %s: %v", method, path, err)
-		return 0, ""
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	if out != nil {
-		_ = json.Unmarshal(raw, out)
-	}
-	return res.StatusCode, string(raw)
+	a.Stop(t)
+	b.Stop(t)
 }

@@ -56,13 +56,13 @@ func (a *Area) Jobs() []area.Job {
 			_, err := a.Store.ScanReminders(ctx)
 			return err
 		}},
-		{Name: "notice sender", Every: time.Second, Run: a.drain},
+		{Name: "notice sender", Every: time.Second, Run: a.Drain},
 	}
 }
 
-// drain sends what is due until nothing is, or the rates of the channels
-// hold the rest back.
-func (a *Area) drain(ctx context.Context) error {
+// Drain sends what is due until nothing is, or the rates of the channels
+// hold the rest back: the sender job's round.
+func (a *Area) Drain(ctx context.Context) error {
 	for ctx.Err() == nil {
 		rows, err := a.Store.ClaimOutbox(ctx, claimBatch, claimLease)
 		if err != nil || len(rows) == 0 {
