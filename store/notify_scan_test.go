@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -256,6 +258,69 @@ func TestClaimKeepsChannelRateAndLeases(t *testing.T) {
 		}
 		if n := len(bells(t, w.st, w.admin, notify.DeliveryFailed)); n != 1 {
 			t.Errorf("admin heard of the failure %d times, want 1", n)
+		}
+	})
+}
+
+// TestTwoStoresScanningAtOnceTellOnce: two processes (two stores on one
+// database) scanning at the same moments tell each reminder once: the
+// mark is taken in the transaction that tells, so the loser of a race
+// tells nothing.
+func TestTwoStoresScanningAtOnceTellOnce(t *testing.T) {
+	storetest.ForEachDialectName(t, func(t *testing.T, dialect string) {
+		var dsn string
+		switch dialect {
+		case store.SQLite:
+			dsn = filepath.Join(t.TempDir(), "shared.db")
+		default:
+			dsn, _ = storetest.MySQLDSN(t)
+		}
+		clock := storetest.NewClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
+		open := func() *store.Store {
+			st, err := store.Open(context.Background(), store.Options{Dialect: dialect, DSN: dsn, Now: clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			return st
+		}
+		one := open()
+		if err := one.Migrate(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		two := open()
+		w := buildBookingWorld(t, one, clock, 1)
+		for _, st := range []*store.Store{one, two} {
+			st.SetDelivery(store.Delivery{Mail: true, Lang: "zh-CN", TZ: time.UTC})
+		}
+		if _, err := one.UpdateUser(as(w.admin), w.manager.ID, store.UserUpdate{Email: ptr("boss@example.com")}); err != nil {
+			t.Fatal(err)
+		}
+		for w.clock.Now().Before(w.quota.ExpiresAt) {
+			var wg sync.WaitGroup
+			for _, st := range []*store.Store{one, two, one, two} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := st.ScanReminders(context.Background()); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			w.clock.Advance(12 * time.Hour)
+		}
+		if n := len(bells(t, one, w.manager, notify.QuotaExpiring)); n != 4 {
+			t.Errorf("manager's bell: %d quota notices from two scanning stores, want 4", n)
+		}
+		mails := 0
+		for _, r := range outbox(t, one, notify.QuotaExpiring) {
+			if r.Channel == string(notify.Mail) {
+				mails++
+			}
+		}
+		if mails != 4 {
+			t.Errorf("%d mails enqueued, want 4", mails)
 		}
 	})
 }
