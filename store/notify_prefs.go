@@ -129,6 +129,18 @@ func (s *Store) UpdateNotifySettings(ctx context.Context, userID int64, in Notif
 // SetUserLang remembers the language a user switched to, so that their mail
 // speaks it too.
 func (s *Store) SetUserLang(ctx context.Context, userID int64, lang string) error {
-	err := s.read(ctx).Table("users").Where("id = ?", userID).Update("lang", lang).Error
-	return translate("store.SetUserLang", err)
+	const op = "store.SetUserLang"
+	if lang != "zh-CN" && lang != "en" {
+		return fieldErr(op, "lang", "notify.lang_invalid")
+	}
+	return s.tx(ctx, op, func(tx *gorm.DB) error {
+		var before string
+		if err := tx.Table("users").Where("id = ?", userID).Pluck("lang", &before).Error; err != nil {
+			return err
+		}
+		if err := tx.Table("users").Where("id = ?", userID).Update("lang", lang).Error; err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, "update", "user_lang", userID, lang, map[string]string{"lang": before}, map[string]string{"lang": lang})
+	})
 }

@@ -71,6 +71,10 @@ type User struct {
 	DigestMinute int `json:"digest_minute"`
 }
 
+// DefaultDigestMinute is when a new manager's daily digest goes out: 09:00
+// in the portal's zone, the start of a working day.
+const DefaultDigestMinute = 9 * 60
+
 // Limits of a user's OS accounts.
 const (
 	MaxOSAccounts   = 16
@@ -167,7 +171,7 @@ func (s *Store) CreateUser(ctx context.Context, in UserCreate) (*User, error) {
 	}
 	now := s.now()
 	u := &User{Username: in.Username, DisplayName: in.DisplayName, Email: in.Email, PasswordHash: hash,
-		Role: in.Role, PasswordChangedAt: now, CreatedAt: now, UpdatedAt: now, OSAccounts: accounts}
+		Role: in.Role, PasswordChangedAt: now, CreatedAt: now, UpdatedAt: now, OSAccounts: accounts, DigestMinute: DefaultDigestMinute}
 	err = s.tx(ctx, op, func(tx *gorm.DB) error {
 		if err := tx.Create(u).Error; err != nil {
 			return err

@@ -83,5 +83,13 @@ func (a *Area) logout(c echo.Context) error {
 func (a *Area) switchLang(c echo.Context) error {
 	lang := web.NormalizeLang(c.QueryParam("to"), a.Config.Lang)
 	a.Pages.SetLang(c, lang)
+	// A signed-in user's choice is theirs, not only the browser's: their
+	// mail speaks it too. A GET may change it because it changes nothing
+	// but the language a person asked for.
+	if u := request.OptionalUser(c); u != nil && u.Lang != lang {
+		if err := a.Store.SetUserLang(c.Request().Context(), u.ID, lang); err != nil {
+			return err
+		}
+	}
 	return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
 }
