@@ -19,7 +19,7 @@ import (
 
 // areas are the packages under server/ that serve one part of the portal;
 // everything else under server/ is the kernel or one of its helpers.
-var areas = []string{"account", "admin", "booking", "planning", "board", "ledger", "files"}
+var areas = []string{"account", "admin", "booking", "planning", "board", "ledger", "files", "notify"}
 
 // kernelHelpers are the small packages every area may use.
 var kernelHelpers = []string{"area", "request", "response", "route", "scope", "servertest"}
