@@ -353,7 +353,7 @@ func TestNotifyPagesAtThreeWidthsInBothLanguages(t *testing.T) {
 	// The admin sends the robot a test from /channels: the flash is the robot's answer.
 	b.login(np.URL, "admin", adminPassword)
 	b.do("open /channels", chromedp.Navigate(np.URL+"/channels"), chromedp.WaitVisible(testid("channels-table")))
-	row := fmt.Sprintf(`[...document.querySelectorAll('[data-testid="channel-row"]')].find(r => r.innerText.includes('视觉组钉钉群'))`)
+	row := `[...document.querySelectorAll('[data-testid="channel-row"]')].find(r => r.innerText.includes('视觉组钉钉群'))`
 	b.evalString(row + `.querySelector('[data-testid="channel-test"]').click(); ""`)
 	b.do("wait for the test's answer", chromedp.WaitVisible(testid("flash")))
 	flash := b.text(`[data-testid="flash"]`)
