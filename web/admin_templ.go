@@ -28,6 +28,7 @@ func adminTabs() []adminTab {
 		{"telemetry", "/admin/telemetry", "admin.telemetry"},
 		{"notify", "/admin/notify", "admin.notify"},
 		{"audit", "/admin/audit", "admin.audit"},
+		{"notify", "/admin/notify", "ntf.outbox"},
 	}
 }
 

@@ -46,7 +46,7 @@ var approvalsMessages = map[string][2]string{
 	"plan.state.rejected": {"已驳回", "Rejected"},
 
 	"notify.approval_waiting": {"预约 #%v（%v，任务“%v”）等待你审批。", "Booking #%v (%v, task “%v”) waits for your approval."},
-	"notify.approved":         {"预约 #%v 已审批通过，已分配 %v 张卡。", "Booking #%v is approved and has %v cards."},
+	"notify.approved":         {"预约 #%v 已审批通过，已分配 %v 张卡。", "Booking #%v is approved; cards assigned: %v."},
 	"notify.approved_queued":  {"预约 #%v 已审批通过，正在排队等待空闲卡。", "Booking #%v is approved and now waits for free cards."},
 	"notify.approved_data":    {"预约 #%v 已审批通过，正在等待任务数据就绪。", "Booking #%v is approved and now waits for the task's data."},
 	"notify.rejected":         {"预约 #%v 被驳回：%v", "Booking #%v was rejected: %v"},

@@ -142,7 +142,7 @@ var bookingMessages = map[string][2]string{
 	"bkflash.released":         {"预约 #%d 已提前释放，归还 %s 卡时（%s）。", "Booking #%d released early: %s card-hours (%s) returned."},
 	"bkflash.cancelled":        {"预约 #%d 已取消。", "Booking #%d is cancelled."},
 	"bkflash.extended":         {"预约 #%d 已延长至 %s。", "Booking #%d now ends at %s."},
-	"bkflash.approved_placed":  {"预约 #%d 已审批通过，已分配 %d 张卡。", "Booking #%d is approved and has %d cards."},
+	"bkflash.approved_placed":  {"预约 #%d 已审批通过，已分配 %d 张卡。", "Booking #%d is approved; cards assigned: %d."},
 	"bkflash.approved_waiting": {"预约 #%d 已审批通过，%s。", "Booking #%d is approved, %s."},
 
 	// Tasks.
