@@ -26,7 +26,6 @@ func adminTabs() []adminTab {
 		{"teams", "/admin/teams", "admin.teams"},
 		{"users", "/admin/users", "admin.users"},
 		{"telemetry", "/admin/telemetry", "admin.telemetry"},
-		{"notify", "/admin/notify", "admin.notify"},
 		{"audit", "/admin/audit", "admin.audit"},
 		{"notify", "/admin/notify", "ntf.outbox"},
 	}

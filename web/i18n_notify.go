@@ -58,7 +58,6 @@ var notifyMessages = map[string][2]string{
 	"notification.not_found":  {"没有这条通知。", "No such notice."},
 	"channel.not_found":       {"没有这个渠道。", "No such channel."},
 
-	"admin.notify":          {"通知发送", "Notices"},
 	"nav.notifications":     {"通知", "Notices"},
 	"nav.approvals":         {"待审批 %v", "To approve %v"},
 	"ntf.title":             {"通知", "Notices"},
