@@ -19,6 +19,28 @@ type Event struct {
 	// Admin events go to the system-wide channels; the others to the
 	// subject's team's channels.
 	Admin bool
+	// Audience is who can receive it at all: anyone (""), managers
+	// ("manager", admins too) or admins ("admin"); the preferences page
+	// offers a user only what can reach them.
+	Audience string
+}
+
+// Audiences of events.
+const (
+	ForManagers = "manager"
+	ForAdmins   = "admin"
+)
+
+// Reaches tells whether the event can reach a user who is (or is not) a
+// manager or an admin.
+func (e Event) Reaches(manager, admin bool) bool {
+	switch e.Audience {
+	case ForAdmins:
+		return admin
+	case ForManagers:
+		return manager || admin
+	}
+	return true
 }
 
 // The events. Each constant is a notice kind; the store writes notices of
@@ -55,7 +77,7 @@ const (
 // (approve, renew, release, extend, record output) reaches them in chat
 // and mail; what only informs stays in the bell and the team's robot.
 var Events = []Event{
-	{Name: ApprovalWaiting, Group: "approval", Mail: true, Chat: true},
+	{Name: ApprovalWaiting, Group: "approval", Mail: true, Chat: true, Audience: ForManagers},
 	{Name: Approved, Group: "approval", Mail: true, Chat: false},
 	{Name: Rejected, Group: "approval", Mail: true, Chat: false},
 	{Name: BookingStarts, Group: "booking", Mail: false, Chat: true},
@@ -70,15 +92,15 @@ var Events = []Event{
 	{Name: VRAMAlert, Group: "telemetry", Mail: false, Chat: true},
 	{Name: QuotaExpiring, Group: "quota", Mail: true, Chat: true},
 	{Name: QuotaLow, Group: "quota", Mail: true, Chat: true},
-	{Name: QuotaRequest, Group: "quota", Mail: true, Chat: false, Admin: true},
+	{Name: QuotaRequest, Group: "quota", Mail: true, Chat: false, Admin: true, Audience: ForAdmins},
 	{Name: QuotaRequestDecided, Group: "quota", Mail: true, Chat: false},
 	{Name: RecordOutput, Group: "ledger", Mail: true, Chat: false},
-	{Name: Digest, Group: "ledger", Mail: true, Chat: true},
+	{Name: Digest, Group: "ledger", Mail: true, Chat: true, Audience: ForManagers},
 	{Name: Fault, Group: "admin", Mail: true, Chat: true, Admin: true},
-	{Name: Unbooked, Group: "admin", Mail: true, Chat: true, Admin: true},
-	{Name: Foreign, Group: "admin", Mail: true, Chat: true, Admin: true},
-	{Name: Spoof, Group: "admin", Mail: true, Chat: true, Admin: true},
-	{Name: DeliveryFailed, Group: "admin", Mail: true, Chat: false, Admin: true},
+	{Name: Unbooked, Group: "admin", Mail: true, Chat: true, Admin: true, Audience: ForAdmins},
+	{Name: Foreign, Group: "admin", Mail: true, Chat: true, Admin: true, Audience: ForAdmins},
+	{Name: Spoof, Group: "admin", Mail: true, Chat: true, Admin: true, Audience: ForAdmins},
+	{Name: DeliveryFailed, Group: "admin", Mail: true, Chat: false, Admin: true, Audience: ForAdmins},
 }
 
 // Find is the event named name; ok is false for a kind the catalogue does

@@ -63,7 +63,11 @@ func (a *Area) settingsProps(c echo.Context, set *store.NotifySettings) web.Noti
 	lang := request.Lang(c)
 	p := web.NotifySettingsProps{Minutes: dayMinutes(lang), NoEmail: u.Email == "", MailOff: a.Config.Mail.Addr == "",
 		IsManager: u.Role == store.RoleManager || u.Role == store.RoleAdmin, TZName: a.Config.TZName}
+	manager, admin := u.Role == store.RoleManager || u.Role == store.RoleAdmin, u.Role == store.RoleAdmin
 	for _, e := range set.Events {
+		if ev, ok := nt.Find(e.Event); ok && !ev.Reaches(manager, admin) {
+			continue
+		}
 		p.Events = append(p.Events, web.EventPrefRow{Event: e.Event, Label: web.T(lang, web.SubjectKey(e.Event)), Group: e.Group, Mail: e.Mail, Chat: e.Chat})
 	}
 	return p
@@ -98,7 +102,12 @@ func (a *Area) saveSettingsForm(c echo.Context) error {
 	in.QuietFrom = minuteField(c, "quiet_from", 0, v)
 	in.QuietTo = minuteField(c, "quiet_to", 0, v)
 	in.DigestMinute = minuteField(c, "digest_minute", cur.DigestMinute, v)
+	// Only the events the page offered: the others keep their switches.
+	manager, admin := u.Role == store.RoleManager || u.Role == store.RoleAdmin, u.Role == store.RoleAdmin
 	for _, e := range cur.Events {
+		if ev, ok := nt.Find(e.Event); ok && !ev.Reaches(manager, admin) {
+			continue
+		}
 		in.Events = append(in.Events, store.EventPref{Event: e.Event, Mail: c.FormValue("mail_"+e.Event) == "1", Chat: c.FormValue("chat_"+e.Event) == "1"})
 	}
 	err = v.Err()
