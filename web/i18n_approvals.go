@@ -3,6 +3,8 @@ package web
 // approvalsMessages are the messages of the approvals inbox, the rejected
 // state and the decisions' notifications.
 var approvalsMessages = map[string][2]string{
+	"bkdetail.reject":               {"驳回", "Reject"},
+	"bkdetail.reject_reason":        {"驳回原因（必填）", "Reason to reject (required)"},
 	"approvals.title":               {"待审批", "Approvals"},
 	"approvals.intro":               {"这些预约等待你审批：核对任务基线、费用和额度影响后通过或驳回；驳回须写明原因，会通知申请人。", "These bookings wait for your decision: check the task baseline, the cost and the quota effect, then approve or reject. A rejection needs a reason, which the requester is told."},
 	"approvals.empty":               {"没有等待审批的预约。", "Nothing waits for your approval."},

@@ -71,7 +71,11 @@ func (a *Area) decideApprovalsForm(c echo.Context) error {
 	for i, id := range ids {
 		idText[i] = strconv.FormatInt(id, 10)
 	}
-	f.Values["ids"] = strings.Join(idText, ",")
+	// A row's own buttons post its id: the bulk checkboxes stay as they
+	// were, unticked, when its reason is refused.
+	if row == 0 {
+		f.Values["ids"] = strings.Join(idText, ",")
+	}
 	reasonField := "reason"
 	if row > 0 {
 		reasonField = "reason_" + strconv.FormatInt(row, 10)

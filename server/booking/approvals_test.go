@@ -292,3 +292,38 @@ func TestEveryApprovalNoticeReadsInBothLanguages(t *testing.T) {
 		}
 	}
 }
+
+// TestBookingPageRejectsWithAReason: a manager rejects from the booking's
+// own page; the reason is required there too, and the booking then shows
+// its state and reason.
+func TestBookingPageRejectsWithAReason(t *testing.T) {
+	t.Parallel()
+	w := bkpSetup(t)
+	id := apRequests(t, w, 1)[0]
+	mg := w.e.LoggedIn(store.RoleManager)
+	page := mg.Get("/bookings/" + apID(id)).Doc(t)
+	if page.Find("[data-testid=booking-reject-form] input[name=_csrf]").Length() != 1 {
+		t.Fatal("the booking page offers its manager no reject form with a CSRF token")
+	}
+	if page.Find("[data-testid=approvals-select]:checked, input[name=ids][type=checkbox]:checked").Length() != 0 {
+		t.Error("a box is ticked before anything was chosen")
+	}
+	post := func(reason string) servertest.Response {
+		return mg.PostForm("/approvals", url.Values{"ids": {apID(id)}, "row": {apID(id)}, "decision": {"reject"}, "reason": {reason}}, true)
+	}
+	r := post("  ")
+	if r.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("empty reason: %d, want 422", r.StatusCode)
+	}
+	if n := r.Doc(t).Find("input[name=ids][type=checkbox]:checked").Length(); n != 0 {
+		t.Errorf("a row's refused reject ticked %d bulk boxes", n)
+	}
+	bkpWant(t, post("data not ready yet"), http.StatusSeeOther, "reject with a reason")
+	detail := mg.Get("/bookings/" + apID(id)).String()
+	if !strings.Contains(detail, "data not ready yet") {
+		t.Error("the rejected booking's page does not show the reason")
+	}
+	if strings.Contains(detail, `data-testid="booking-reject-form"`) {
+		t.Error("a rejected booking still offers to be rejected")
+	}
+}
