@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/labstack/echo/v4"
 
@@ -15,29 +14,18 @@ import (
 	"cardhour/web"
 )
 
-// safeNext keeps redirects on this site: only absolute paths, never //host.
-// Control characters are refused too: browsers drop tabs and newlines from
-// a URL, so "/\t/evil.com" would arrive as "//evil.com".
-func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
-		strings.IndexFunc(next, unicode.IsControl) >= 0 {
-		return "/"
-	}
-	return next
-}
-
 func (a *Area) loginPage(c echo.Context) error {
 	if u := request.OptionalUser(c); u != nil {
-		return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
+		return c.Redirect(http.StatusSeeOther, request.SafeNext(c.QueryParam("next")))
 	}
 	p := a.Pages.Page(c, "login.title", "")
-	return response.Render(c, http.StatusOK, web.LoginPage(p, web.NewForm(), safeNext(c.QueryParam("next"))))
+	return response.Render(c, http.StatusOK, web.LoginPage(p, web.NewForm(), request.SafeNext(c.QueryParam("next"))))
 }
 
 func (a *Area) login(c echo.Context) error {
 	username := strings.TrimSpace(c.FormValue("username"))
 	password := c.FormValue("password")
-	next := safeNext(c.FormValue("next"))
+	next := request.SafeNext(c.FormValue("next"))
 	p := a.Pages.Page(c, "login.title", "")
 	f := web.NewForm()
 	f.Values["username"] = username
@@ -91,5 +79,5 @@ func (a *Area) switchLang(c echo.Context) error {
 			return err
 		}
 	}
-	return c.Redirect(http.StatusSeeOther, safeNext(c.QueryParam("next")))
+	return c.Redirect(http.StatusSeeOther, request.SafeNext(c.QueryParam("next")))
 }

@@ -69,13 +69,6 @@ func (a *Area) bookingHome(c echo.Context) error {
 	return response.Render(c, http.StatusOK, web.BookingHomePage(a.Pages.Page(c, "bkhome.title", "booking"), h))
 }
 
-func (a *Area) markNotificationsRead(c echo.Context) error {
-	if err := a.Store.MarkNotificationsRead(c.Request().Context(), request.User(c).ID); err != nil {
-		return err
-	}
-	return a.Pages.RedirectWithFlash(c, "/booking", web.T(request.Lang(c), "bkhome.marked_read"))
-}
-
 var bookingFormFields = []string{"task_id", "card_type", "count", "mode", "start", "end", "duration_hours", "queue", "override_quota"}
 
 // minNeedGiB stands in for a task that gave no VRAM need: any card carries

@@ -21,7 +21,6 @@ func (a *Area) Routes() []route.Route {
 		route.New(route.POST, "/bookings/:id/approve", route.Manager, a.approveBookingForm),
 		route.New(route.GET, "/approvals", route.Manager, a.approvalsPage),
 		route.New(route.POST, "/approvals", route.Manager, a.decideApprovalsForm),
-		route.New(route.POST, "/notifications/read", route.Viewer, a.markNotificationsRead),
 
 		route.New(route.GET, "/tasks", route.Viewer, a.tasksPage),
 		route.New(route.GET, "/tasks/new", route.Member, a.newTaskPage),

@@ -38,6 +38,19 @@ func (a *Area) notificationsPage(c echo.Context) error {
 	return response.Render(c, http.StatusOK, web.NotificationsPage(a.Pages.Page(c, "ntf.title", ""), web.NoticesProps{Items: a.bell(c, ns), UnreadOnly: unread}))
 }
 
+// markAllReadForm marks every notice read and goes back where the form
+// was (the bell's list, the booking home).
+func (a *Area) markAllReadForm(c echo.Context) error {
+	if err := a.Store.MarkNotificationsRead(c.Request().Context(), request.User(c).ID); err != nil {
+		return err
+	}
+	next := request.SafeNext(c.FormValue("next"))
+	if next == "/" {
+		next = "/notifications"
+	}
+	return a.Pages.RedirectWithFlash(c, next, web.T(request.Lang(c), "ntf.marked"))
+}
+
 func (a *Area) markReadForm(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 func (a *Area) Routes() []route.Route {
 	return []route.Route{
 		route.New(route.GET, "/notifications", route.Viewer, a.notificationsPage),
+		route.New(route.POST, "/notifications/read", route.Viewer, a.markAllReadForm),
 		route.New(route.POST, "/notifications/:id/read", route.Viewer, a.markReadForm),
 		route.New(route.GET, "/account/notifications", route.Viewer, a.settingsPage),
 		route.New(route.POST, "/account/notifications", route.Viewer, a.saveSettingsForm),

@@ -8,6 +8,7 @@ package request
 import (
 	"net/http"
 	"strings"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 
@@ -125,4 +126,15 @@ func SetAuthKind(c echo.Context, kind string) { c.Set(ctxAuthKind, kind) }
 func AuthKind(c echo.Context) string {
 	k, _ := c.Get(ctxAuthKind).(string)
 	return k
+}
+
+// SafeNext keeps redirects on this site: only absolute paths, never //host.
+// Control characters are refused too: browsers drop tabs and newlines from
+// a URL, so "/\t/evil.com" would arrive as "//evil.com".
+func SafeNext(next string) string {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") ||
+		strings.IndexFunc(next, unicode.IsControl) >= 0 {
+		return "/"
+	}
+	return next
 }
