@@ -36,7 +36,6 @@ var bookingMessages = map[string][2]string{
 	"bkhome.cost":        {"费用", "Cost"},
 	"bkhome.notices":     {"未读通知（%d）", "Unread notifications (%d)"},
 	"bkhome.mark_read":   {"全部标为已读", "Mark all read"},
-	"bkhome.marked_read": {"通知已全部标为已读。", "All notifications marked read."},
 
 	// The booking form.
 	"bkform.title":              {"新建预约", "New booking"},
