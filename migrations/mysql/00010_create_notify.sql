@@ -49,7 +49,7 @@ CREATE TABLE notify_prefs (
 -- them sent, retried later (next_at) or failed.
 CREATE TABLE notify_outbox (
   id BIGINT NOT NULL AUTO_INCREMENT,
-  dedup_key VARCHAR(191) NOT NULL,
+  dedup_key VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   kind VARCHAR(32) NOT NULL,
   message_key VARCHAR(64) NOT NULL,
   args_json VARCHAR(4000) NOT NULL DEFAULT '[]',
@@ -73,6 +73,7 @@ CREATE TABLE notify_outbox (
   KEY ix_notify_outbox_due (state, next_at),
   KEY ix_notify_outbox_channel (channel_id, sent_at),
   KEY ix_notify_outbox_lease (lease_token),
+  KEY ix_notify_outbox_user (user_id),
   CONSTRAINT fk_notify_outbox_channel FOREIGN KEY (channel_id) REFERENCES notify_channels (id) ON DELETE CASCADE,
   CONSTRAINT fk_notify_outbox_user FOREIGN KEY (user_id) REFERENCES users (id) ON DELETE CASCADE
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
@@ -80,7 +81,7 @@ CREATE TABLE notify_outbox (
 -- A reminder a scan has sent: one per (event, subject, stage), whoever
 -- runs the scan, so that a scan run twice or by two processes tells once.
 CREATE TABLE notify_marks (
-  mark_key VARCHAR(191) NOT NULL,
+  mark_key VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   created_at DATETIME(6) NOT NULL,
   PRIMARY KEY (mark_key)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;

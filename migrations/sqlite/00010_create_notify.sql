@@ -73,6 +73,7 @@ CREATE UNIQUE INDEX ux_notify_outbox_dedup ON notify_outbox (dedup_key);
 CREATE INDEX ix_notify_outbox_due ON notify_outbox (state, next_at);
 CREATE INDEX ix_notify_outbox_channel ON notify_outbox (channel_id, sent_at);
 CREATE INDEX ix_notify_outbox_lease ON notify_outbox (lease_token);
+CREATE INDEX ix_notify_outbox_user ON notify_outbox (user_id);
 
 -- A reminder a scan has sent: one per (event, subject, stage), whoever
 -- runs the scan, so that a scan run twice or by two processes tells once.
