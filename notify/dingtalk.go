@@ -67,13 +67,9 @@ func (s *Sender) sendDingTalk(ctx context.Context, t Target, m Message) (Outcome
 	if err != nil {
 		return o, err
 	}
-	var a struct {
-		ErrCode *int   `json:"errcode"`
-		ErrMsg  string `json:"errmsg"`
-	}
-	if json.Unmarshal(r.Body, &a) != nil || a.ErrCode == nil {
-		// A proxy's page instead of the robot's JSON: the robot may be back later.
-		return unavailable(op, o, "%s answered HTTP %d without an errcode", Redact(t.URL), r.Status)
+	a, o, err := readErrcode(op, r, o, t.URL)
+	if err != nil {
+		return o, err
 	}
 	switch *a.ErrCode {
 	case DingTalkOK:
@@ -86,6 +82,23 @@ func (s *Sender) sendDingTalk(ctx context.Context, t Target, m Message) (Outcome
 	default:
 		return refused(op, o, "%s", vendorCode("DingTalk", *a.ErrCode, a.ErrMsg))
 	}
+}
+
+// errcodeAnswer is the answer DingTalk and WeCom share: {"errcode","errmsg"}.
+type errcodeAnswer struct {
+	ErrCode *int   `json:"errcode"`
+	ErrMsg  string `json:"errmsg"`
+}
+
+// readErrcode reads an errcode answer; a body without one (a proxy's page
+// instead of the robot's JSON) is a failure that may pass.
+func readErrcode(op string, r reply, o Outcome, rawURL string) (errcodeAnswer, Outcome, error) {
+	var a errcodeAnswer
+	if json.Unmarshal(r.Body, &a) != nil || a.ErrCode == nil {
+		o, err := unavailable(op, o, "%s answered HTTP %d without an errcode", Redact(rawURL), r.Status)
+		return a, o, err
+	}
+	return a, o, nil
 }
 
 // markdownText is the notice as robot Markdown: a heading, the text and the

@@ -42,12 +42,9 @@ func (s *Sender) sendWeCom(ctx context.Context, t Target, m Message) (Outcome, e
 	if err != nil {
 		return o, err
 	}
-	var a struct {
-		ErrCode *int   `json:"errcode"`
-		ErrMsg  string `json:"errmsg"`
-	}
-	if json.Unmarshal(r.Body, &a) != nil || a.ErrCode == nil {
-		return unavailable(op, o, "%s answered HTTP %d without an errcode", Redact(t.URL), r.Status)
+	a, o, err := readErrcode(op, r, o, t.URL)
+	if err != nil {
+		return o, err
 	}
 	switch *a.ErrCode {
 	case WeComOK:

@@ -252,29 +252,27 @@ func (s *Store) bookingRows(ctx context.Context, where string, args ...any) ([]b
 
 func (s *Store) dueBookingStarts(ctx context.Context, now time.Time) ([]notice, error) {
 	rows, err := s.bookingRows(ctx, "b.state = ? AND b.start_at > ? AND b.start_at <= ?", BookingConfirmed, now, now.Add(notify.StartsAhead))
-	var out []notice
-	for _, b := range rows {
-		mins := int(math.Ceil(b.StartAt.Sub(now).Minutes()))
-		out = append(out, notice{Kind: notify.BookingStarts, Key: "notify.booking_starts", Link: fmt.Sprintf("/bookings/%d", b.ID),
-			Args: []any{b.ID, b.TaskName, mins}, Users: []int64{b.UserID}, TeamID: b.TeamID,
-			Mark: fmt.Sprintf("%s:b%d:%d", notify.BookingStarts, b.ID, b.StartAt.Unix())})
-	}
-	return out, err
+	return bookingNotices(rows, notify.BookingStarts, "/bookings/%d", func(b bookingRow) time.Time { return b.StartAt }, now), err
 }
 
 func (s *Store) dueBookingEnds(ctx context.Context, now time.Time) ([]notice, error) {
 	rows, err := s.bookingRows(ctx, "b.state IN ? AND b.start_at <= ? AND b.end_at > ? AND b.end_at <= ?",
 		[]string{BookingConfirmed, BookingActive}, now, now, now.Add(notify.EndsAhead))
+	return bookingNotices(rows, notify.BookingEnds, "/bookings/%d#extend", func(b bookingRow) time.Time { return b.EndAt }, now), err
+}
+
+// bookingNotices tell each booking's owner that its start or end (at) is
+// near, in minutes. The time is in the mark: a booking moved or extended is
+// reminded again before its new start or end.
+func bookingNotices(rows []bookingRow, kind, link string, at func(bookingRow) time.Time, now time.Time) []notice {
 	var out []notice
 	for _, b := range rows {
-		mins := int(math.Ceil(b.EndAt.Sub(now).Minutes()))
-		// The end in the mark: an extended booking is reminded again
-		// before its new end.
-		out = append(out, notice{Kind: notify.BookingEnds, Key: "notify.booking_ends", Link: fmt.Sprintf("/bookings/%d#extend", b.ID),
+		mins := int(math.Ceil(at(b).Sub(now).Minutes()))
+		out = append(out, notice{Kind: kind, Key: noticeKey(kind), Link: fmt.Sprintf(link, b.ID),
 			Args: []any{b.ID, b.TaskName, mins}, Users: []int64{b.UserID}, TeamID: b.TeamID,
-			Mark: fmt.Sprintf("%s:b%d:%d", notify.BookingEnds, b.ID, b.EndAt.Unix())})
+			Mark: fmt.Sprintf("%s:b%d:%d", kind, b.ID, at(b).Unix())})
 	}
-	return out, err
+	return out
 }
 
 func (s *Store) dueOutputs(ctx context.Context, now time.Time) ([]notice, error) {

@@ -41,14 +41,9 @@ func TestTwoProcessesNeverDoubleBook(t *testing.T) {
 	admin := servertest.CLIToken(t, bin, vars, "admin")
 	api := func(base, token, method, path string, body any, want int) map[string]any {
 		t.Helper()
-		var out map[string]any
-		status, raw := servertest.CallJSON(t, base, token, method, path, body, &out)
-		if status != want {
-			t.Fatalf("%s %s: status %d, want %d: %s", method, path, status, want, raw)
-		}
-		return out
+		return servertest.MustCallJSON(t, base, token, method, path, body, want)
 	}
-	id := func(m map[string]any) int64 { return int64(m["id"].(float64)) }
+	id := servertest.ID
 
 	const cards, slots, requests = 4, 10, 300
 	api(a.URL, admin, http.MethodPost, "/api/v1/card-types", map[string]any{"name": "MP-H800", "vram_gib": 80, "tflops_bf16": 989, "price_fen": 1500}, http.StatusCreated)

@@ -40,14 +40,9 @@ func TestTwoProcessesTellEachExpiryStageOnceOnEveryChannel(t *testing.T) {
 	admin := servertest.CLIToken(t, bin, vars, "admin")
 	api := func(base, token, method, path string, body any, want int) map[string]any {
 		t.Helper()
-		var out map[string]any
-		status, raw := servertest.CallJSON(t, base, token, method, path, body, &out)
-		if status != want {
-			t.Fatalf("%s %s: status %d, want %d: %s", method, path, status, want, raw)
-		}
-		return out
+		return servertest.MustCallJSON(t, base, token, method, path, body, want)
 	}
-	id := func(m map[string]any) int64 { return int64(m["id"].(float64)) }
+	id := servertest.ID
 
 	bossMail, devMail := notifytest.Address("boss"), notifytest.Address("dev")
 	api(a.URL, admin, http.MethodPost, "/api/v1/card-types", map[string]any{"name": "NP-H800", "vram_gib": 80, "tflops_bf16": 989, "price_fen": 1500}, http.StatusCreated)

@@ -172,3 +172,18 @@ func CallJSON(t *testing.T, base, token, method, path string, body, out any) (in
 	}
 	return res.StatusCode, string(raw)
 }
+
+// MustCallJSON is CallJSON that fails t unless the answer has status want;
+// it returns the decoded object.
+func MustCallJSON(t *testing.T, base, token, method, path string, body any, want int) map[string]any {
+	t.Helper()
+	var out map[string]any
+	status, raw := CallJSON(t, base, token, method, path, body, &out)
+	if status != want {
+		t.Fatalf("%s %s: status %d, want %d: %s", method, path, status, want, raw)
+	}
+	return out
+}
+
+// ID is the "id" of a decoded JSON object.
+func ID(m map[string]any) int64 { return int64(m["id"].(float64)) }
