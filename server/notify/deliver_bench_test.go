@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,6 +103,32 @@ func TestDrainLooksPastAFullChannel(t *testing.T) {
 			t.Fatalf("delivered %d on the full channel and %d on the other, want 20 and 5", a, b)
 		}
 	})
+}
+
+// TestDeliverLeavesANoticeWhoseLeaseRunsOut: a notice claimed so long ago
+// that its lease would end during a try is not sent (whoever claims it
+// next sends it); one with time left is.
+func TestDeliverLeavesANoticeWhoseLeaseRunsOut(t *testing.T) {
+	w := newDeliverWorld(t, store.SQLite, 20)
+	w.enqueue(t, w.channel, 0, 2)
+	ctx := context.Background()
+	rows, err := w.st.ClaimOutbox(ctx, 10, claimLease)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("claimed %d, %v; want 2", len(rows), err)
+	}
+	if err := w.area.deliver(ctx, rows[0]); err != nil {
+		t.Fatal(err)
+	}
+	w.clock.Advance(claimLease - sendTimeout/2)
+	if err := w.area.deliver(ctx, rows[1]); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.hook.Received(); len(got) != 1 || !strings.HasSuffix(got[0].Link, rows[0].Link) {
+		t.Fatalf("receiver has %d notices, want only the first", len(got))
+	}
+	if counts, _ := w.st.CountOutbox(ctx); counts[store.OutboxSent] != 1 || counts[store.OutboxPending] != 1 {
+		t.Fatalf("outbox %v, want 1 sent and 1 pending", counts)
+	}
 }
 
 // deliverWorld is a store with one system-wide webhook channel whose
