@@ -76,6 +76,8 @@ const (
 	remMembers        = 6 // per team
 	remTasks          = 8 // per team, the first two core
 	remCardTypes      = 8
+	remHosts          = 64
+	remCardsPerHost   = 8
 	remQuotas         = 10_000
 	remBookings       = 50_000
 	remOutputShare    = 0.5 // of ended rounds that have their output recorded
@@ -85,7 +87,8 @@ const (
 )
 
 // mustReminderWorld fills st through plain multi-row INSERTs (the store's
-// own calls would take minutes for 50,000 bookings): 250 teams of 2
+// own calls would take minutes for 50,000 bookings): 512 cards with
+// yesterday's hourly rollups, 250 teams of 2
 // managers and 6 members (all with mail; each team a webhook), 8 tasks per
 // team, 10,000 quotas of 90 days expiring between 300 days ago and 150
 // days ahead (a tenth of those in force 80–95 % used, a twentieth more),
@@ -141,6 +144,27 @@ func mustReminderWorld(tb testing.TB, st *store.Store) string {
 		rows = append(rows, []any{idBase + c, fmt.Sprintf("GPU-%d", c), 80, 1200, now, now})
 	}
 	ins("card_types", "id, name, vram_gib, price_fen, created_at, updated_at", rows)
+
+	// The fleet and yesterday's hourly rollups, which the digests read.
+	rows = rows[:0]
+	for h := range remHosts {
+		rows = append(rows, []any{idBase + h, fmt.Sprintf("gpu-%03d", h), now, now})
+	}
+	ins("hosts", "id, name, created_at, updated_at", rows)
+	rows = rows[:0]
+	var hours [][]any
+	yesterday := now.Truncate(24*time.Hour).Add(-24 * time.Hour)
+	for c := range remHosts * remCardsPerHost {
+		h := c / remCardsPerHost
+		rows = append(rows, []any{idBase + c, fmt.Sprintf("GPU-%08d-0000-0000-0000-000000000000", c), c % remCardsPerHost, idBase + h,
+			idBase + h%remCardTypes, store.CardActive, now, now})
+		for hr := range 24 {
+			busy := rng.Float64() * 3600
+			hours = append(hours, []any{idBase + c, yesterday.Add(time.Duration(hr) * time.Hour), 120, 3600.0, busy, rng.Float64() * 600})
+		}
+	}
+	ins("cards", "id, uuid, gpu_index, host_id, card_type_id, status, created_at, updated_at", rows)
+	ins("telemetry_hours", "card_id, hour_at, samples, sampled_seconds, busy_seconds, full_seconds", hours)
 
 	rows = rows[:0]
 	taskID := func(team, k int) int { return idBase + team*remTasks + k }
@@ -229,7 +253,7 @@ func mustReminderWorld(tb testing.TB, st *store.Store) string {
 			rounds = append(rounds, []any{id, idBase + task, idBase + team, user, ct, cards, state, start, e, end, 1200, secs, secs / 3600 * 1200, e, e})
 			if rng.Float64() < remOutputShare {
 				outputs = append(outputs, []any{id, 1.0, "ckpt", user, e})
-			} else if d := now.Sub(e); d > 24*time.Hour && d <= 7*24*time.Hour {
+			} else if d := now.Sub(e); d >= 24*time.Hour && d < 7*24*time.Hour {
 				toRecord++
 			}
 		}
@@ -249,8 +273,8 @@ func mustReminderWorld(tb testing.TB, st *store.Store) string {
 		tb.Fatal(err)
 	}
 	return fmt.Sprintf("%d quotas (%d in force, %d in their 30-day window, %d ≥80%% used), %d bookings (%d start within 15 min, %d end within 30 min), "+
-		"%d rounds (%d without output ended 1–7 days ago), %d managers",
-		remQuotas, inForce, expiring, low, remBookings, starts, ends, len(rounds), toRecord, remTeams*remManagers)
+		"%d rounds (%d without output ended 1–7 days ago), %d managers, %d cards",
+		remQuotas, inForce, expiring, low, remBookings, starts, ends, len(rounds), toRecord, remTeams*remManagers, remHosts*remCardsPerHost)
 }
 
 // mustInsertRows inserts rows into table a few hundred to a statement.
