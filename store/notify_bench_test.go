@@ -153,7 +153,7 @@ func mustReminderWorld(tb testing.TB, st *store.Store) string {
 	ins("hosts", "id, name, created_at, updated_at", rows)
 	rows = rows[:0]
 	var hours [][]any
-	yesterday := now.Truncate(24*time.Hour).Add(-24 * time.Hour)
+	yesterday := now.Truncate(24 * time.Hour).Add(-24 * time.Hour)
 	for c := range remHosts * remCardsPerHost {
 		h := c / remCardsPerHost
 		rows = append(rows, []any{idBase + c, fmt.Sprintf("GPU-%08d-0000-0000-0000-000000000000", c), c % remCardsPerHost, idBase + h,
