@@ -266,33 +266,42 @@ func (s *Store) ClaimOutbox(ctx context.Context, limit int, lease time.Duration)
 	var out []OutboxRow
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
 		now := s.now()
-		var due []OutboxRow
-		err := tx.Select("id, channel_id").Where("state = ? AND next_at <= ? AND (lease_until IS NULL OR lease_until < ?)", OutboxPending, now, now).
-			Order("next_at, id").Limit(limit).Find(&due).Error
-		if err != nil || len(due) == 0 {
-			return err
-		}
-		byChannel := map[int64][]int64{}
 		var ids []int64
-		for _, r := range due {
-			if r.ChannelID == nil {
-				ids = append(ids, r.ID)
-			} else {
-				byChannel[*r.ChannelID] = append(byChannel[*r.ChannelID], r.ID)
+		// Channels whose rate is spent this minute are looked past: a
+		// backlog on one robot must not hold back the mail and the other
+		// channels queued behind it. Each pass adds a full channel, so
+		// there are at most as many passes as channels with notices due.
+		var full []int64
+		for len(ids) == 0 {
+			var due []OutboxRow
+			q := tx.Select("id, channel_id").Where("state = ? AND next_at <= ? AND (lease_until IS NULL OR lease_until < ?)", OutboxPending, now, now)
+			if len(full) > 0 {
+				q = q.Where("(channel_id IS NULL OR channel_id NOT IN ?)", full)
 			}
-		}
-		for cid, rows := range byChannel {
-			room, err := channelRoom(tx, cid, now)
-			if err != nil {
+			if err := q.Order("next_at, id").Limit(limit).Find(&due).Error; err != nil || len(due) == 0 {
 				return err
 			}
-			ids = append(ids, rows[:min(room, len(rows))]...)
-		}
-		if len(ids) == 0 {
-			return nil
+			byChannel := map[int64][]int64{}
+			for _, r := range due {
+				if r.ChannelID == nil {
+					ids = append(ids, r.ID)
+				} else {
+					byChannel[*r.ChannelID] = append(byChannel[*r.ChannelID], r.ID)
+				}
+			}
+			for cid, rows := range byChannel {
+				room, err := channelRoom(tx, cid, now)
+				if err != nil {
+					return err
+				}
+				if room == 0 {
+					full = append(full, cid)
+				}
+				ids = append(ids, rows[:min(room, len(rows))]...)
+			}
 		}
 		until := now.Add(lease)
-		err = tx.Model(&OutboxRow{}).Where("id IN ? AND state = ? AND (lease_until IS NULL OR lease_until < ?)", ids, OutboxPending, now).
+		err := tx.Model(&OutboxRow{}).Where("id IN ? AND state = ? AND (lease_until IS NULL OR lease_until < ?)", ids, OutboxPending, now).
 			Updates(map[string]any{"lease_token": token, "lease_until": until}).Error
 		if err != nil {
 			return err

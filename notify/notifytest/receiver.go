@@ -31,6 +31,7 @@ type Received struct {
 	Body   []byte // the raw request body
 	Header http.Header
 	Query  url.Values
+	At     time.Time // when it was accepted, for checks of a channel's rate
 }
 
 // receiver is what every vendor's stand-in shares: the server, the record of
@@ -104,7 +105,7 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request, v vendor) {
 		}
 		rc.accepted = append(rc.accepted, now)
 	}
-	got.Body, got.Header, got.Query = body, r.Header.Clone(), r.URL.Query()
+	got.Body, got.Header, got.Query, got.At = body, r.Header.Clone(), r.URL.Query(), now
 	rc.received = append(rc.received, got)
 	v.ok(w)
 }

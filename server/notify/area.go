@@ -37,14 +37,19 @@ func New(d area.Deps) *Area {
 		}
 		base = "http://" + host
 	}
-	return &Area{Deps: d, sender: nt.NewSender(nt.SenderConfig{Mail: nt.MailConfig(d.Config.Mail)}), base: base}
+	return &Area{Deps: d, sender: nt.NewSender(nt.SenderConfig{Mail: nt.MailConfig(d.Config.Mail), Timeout: sendTimeout}), base: base}
 }
 
 // Batch sizes of the sender: how many notices one claim leases, and for
 // how long (longer than sending them takes, with every channel's timeout).
+// One claim is sent in order, so a batch of a channel that does not answer
+// can outlast its lease: deliver leaves a notice whose lease would end
+// before one more try could (sendTimeout), rather than send what another
+// sender may already have claimed again.
 const (
-	claimBatch = 200
-	claimLease = 5 * time.Minute
+	claimBatch  = 200
+	claimLease  = 5 * time.Minute
+	sendTimeout = 10 * time.Second
 )
 
 // Jobs are the reminder scan and the sender. Neither ever blocks booking
@@ -79,6 +84,9 @@ func (a *Area) Drain(ctx context.Context) error {
 
 // deliver tries one leased notice and records what came of it.
 func (a *Area) deliver(ctx context.Context, r store.OutboxRow) error {
+	if r.LeaseUntil != nil && !a.Store.Now().Add(sendTimeout).Before(*r.LeaseUntil) {
+		return nil // the next claim after the lease takes it
+	}
 	t, err := a.Store.NotifyTarget(ctx, r)
 	if err != nil {
 		return err
