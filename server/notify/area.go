@@ -9,6 +9,7 @@ import (
 	"context"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"cardhour/errs"
@@ -73,13 +74,58 @@ func (a *Area) Drain(ctx context.Context) error {
 		if err != nil || len(rows) == 0 {
 			return err
 		}
-		for _, r := range rows {
-			if err := a.deliver(ctx, r); err != nil {
-				return err
-			}
+		if err := a.deliverAll(ctx, rows); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// channelsAtOnce bounds how many channels one sender talks to at a time.
+const channelsAtOnce = 8
+
+// deliverAll sends a claim's notices: each channel's in order, one at a
+// time (its vendor's limits are per robot), the channels side by side, so
+// that a robot that hangs delays only its own notices. Mail goes out as
+// one more channel.
+func (a *Area) deliverAll(ctx context.Context, rows []store.OutboxRow) error {
+	byChannel := map[int64][]store.OutboxRow{}
+	var order []int64
+	for _, r := range rows {
+		var key int64 // 0 = mail
+		if r.ChannelID != nil {
+			key = *r.ChannelID
+		}
+		if _, ok := byChannel[key]; !ok {
+			order = append(order, key)
+		}
+		byChannel[key] = append(byChannel[key], r)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		slots = make(chan struct{}, channelsAtOnce)
+	)
+	for _, key := range order {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func(rows []store.OutboxRow) {
+			defer func() { <-slots; wg.Done() }()
+			for _, r := range rows {
+				if err := a.deliver(ctx, r); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}(byChannel[key])
+	}
+	wg.Wait()
+	return first
 }
 
 // deliver tries one leased notice and records what came of it.

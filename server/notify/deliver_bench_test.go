@@ -40,7 +40,7 @@ func BenchmarkDeliver1000(b *testing.B) {
 				w.clock.Advance(2 * time.Minute)
 				w.enqueue(b, w.channel, sent, n)
 				b.StartTimer()
-				if err := w.area.drain(ctx); err != nil {
+				if err := w.area.Drain(ctx); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()
@@ -64,7 +64,7 @@ func TestDrainKeepsChannelRate(t *testing.T) {
 		drain := func(want int) {
 			t.Helper()
 			done := make(chan error, 1)
-			go func() { done <- w.area.drain(ctx) }()
+			go func() { done <- w.area.Drain(ctx) }()
 			select {
 			case err := <-done:
 				if err != nil {
@@ -96,7 +96,7 @@ func TestDrainLooksPastAFullChannel(t *testing.T) {
 		w.clock.Advance(time.Second)
 		other, id := w.addChannel(t, "other hook", 6000)
 		w.enqueue(t, id, 1000, 5)
-		if err := w.area.drain(context.Background()); err != nil {
+		if err := w.area.Drain(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if a, b := len(w.hook.Received()), len(other.Received()); a != 20 || b != 5 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -355,4 +356,48 @@ func bellOf(t *testing.T, w *world, kind string) []store.Notification {
 		}
 	}
 	return out
+}
+
+// TestAHangingRobotDelaysOnlyItsOwnNotices: while one team robot does not
+// answer, another channel's notices of the same claim still go out.
+func TestAHangingRobotDelaysOnlyItsOwnNotices(t *testing.T) {
+	w := newWorld(t, nil)
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-time.After(8 * time.Second):
+		}
+		rw.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(hang.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	body := fmt.Sprintf(`{"team_id":%d,"kind":"webhook","name":"hangs","url":%q,"lang":"en","enabled":true,"events":["quota_expiring"]}`, w.LLM.ID, hang.URL+"/hook")
+	servertest.Decode[map[string]any](t, w.Call(http.MethodPost, "/api/v1/notify-channels", w.Token(store.RoleManager), body), http.StatusCreated)
+	// The healthy robot again, after the hanging one: its notices come
+	// second in the claim.
+	if r := w.Call(http.MethodDelete, fmt.Sprintf("/api/v1/notify-channels/%d", w.chID), w.Token(store.RoleManager), ""); r.StatusCode != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.StatusCode, r.Body)
+	}
+	again := fmt.Sprintf(`{"team_id":%d,"kind":"webhook","name":"llm hook","url":%q,"secret":"wh-secret-1","lang":"en","enabled":true,"events":["quota_expiring"]}`,
+		w.LLM.ID, w.hook.URL())
+	servertest.Decode[map[string]any](t, w.Call(http.MethodPost, "/api/v1/notify-channels", w.Token(store.RoleManager), again), http.StatusCreated)
+	w.dueQuotas(t)
+	done := make(chan error, 1)
+	go func() { done <- w.E.Srv.Notices().Drain(context.Background()) }()
+	for deadline := time.Now().Add(20 * time.Second); len(w.hook.Received()) < 3; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the healthy robot got %d of 3 while the other hung", len(w.hook.Received()))
+		}
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }
