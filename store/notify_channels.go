@@ -274,26 +274,16 @@ func (s *Store) FindNotifyChannels(ctx context.Context, f ChannelFilter) ([]Noti
 	return out, nil
 }
 
-// channelsFor are the enabled channels that hear ev about team teamID: the
-// team's own and the system-wide ones that carry it.
-func channelsFor(tx *gorm.DB, ev notify.Event, teamID int64) ([]NotifyChannel, error) {
-	var all []NotifyChannel
+// enabledChannels are the enabled system-wide channels and those of teams.
+func enabledChannels(tx *gorm.DB, teams []int64) ([]NotifyChannel, error) {
+	var out []NotifyChannel
 	q := tx.Where("enabled = ?", true)
-	if teamID > 0 {
-		q = q.Where("team_id IS NULL OR team_id = ?", teamID)
+	if len(teams) > 0 {
+		q = q.Where("team_id IS NULL OR team_id IN ?", slices.Compact(slices.Sorted(slices.Values(teams))))
 	} else {
 		q = q.Where("team_id IS NULL")
 	}
-	if err := q.Order("id").Find(&all).Error; err != nil {
-		return nil, err
-	}
-	out := all[:0]
-	for _, c := range all {
-		if c.Carries(ev) {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return out, q.Order("id").Find(&out).Error
 }
 
 // NotifyTarget is where a leased outbox row goes: its channel's URL and

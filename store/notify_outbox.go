@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -119,78 +121,132 @@ func (notifyMark) TableName() string { return "notify_marks" }
 // the group channels. A notice with a Mark is told only the first time
 // (false when it was told before).
 func (s *Store) tell(tx *gorm.DB, n notice) (bool, error) {
-	now := s.now()
-	base := n.Mark
-	if base == "" {
-		base = n.Kind + ":" + randomKey()
-	} else {
-		fresh, err := insertIgnoring(tx, &notifyMark{MarkKey: n.Mark, CreatedAt: now})
+	if n.Mark != "" {
+		fresh, err := insertIgnoring(tx, &notifyMark{MarkKey: n.Mark, CreatedAt: s.now()})
 		if err != nil || !fresh {
 			return false, err
 		}
 	}
-	args, err := json.Marshal(n.Args)
-	if err != nil {
-		return false, err
+	return true, s.fanOut(tx, []notice{n})
+}
+
+// errRaced says a batch of marks met marks another scan took meanwhile.
+var errRaced = errors.New("store: reminder marks taken meanwhile")
+
+// tellAll is tell for a batch of marked notices none of which was told when
+// the scan looked: their marks in one statement, then their fan-out. When
+// another scan took some of the marks meanwhile, nothing is written and
+// errRaced says to tell them one by one.
+func (s *Store) tellAll(tx *gorm.DB, ns []notice) error {
+	now := s.now()
+	marks := make([]notifyMark, len(ns))
+	for i, n := range ns {
+		marks[i] = notifyMark{MarkKey: n.Mark, CreatedAt: now}
 	}
-	for _, uid := range n.Users {
-		if err := tx.Create(&Notification{UserID: uid, Kind: n.Kind, MessageKey: n.Key, ArgsJSON: string(args), Link: n.Link, CreatedAt: now}).Error; err != nil {
-			return false, err
+	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&marks)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != int64(len(ns)) {
+		return errRaced
+	}
+	return s.fanOut(tx, ns)
+}
+
+// fanOut writes notices to the bells of their users and enqueues them for
+// mail and the group channels: a handful of statements for the whole batch
+// (the recipients, their switches and the channels read once), so that a
+// scan that finds thousands due tells them in seconds.
+func (s *Store) fanOut(tx *gorm.DB, ns []notice) error {
+	now := s.now()
+	var bells []Notification
+	var users, teams []int64
+	var kinds []string
+	argsOf := make([]string, len(ns))
+	for i, n := range ns {
+		b, err := json.Marshal(n.Args)
+		if err != nil {
+			return err
+		}
+		argsOf[i] = string(b)
+		for _, uid := range n.Users {
+			bells = append(bells, Notification{UserID: uid, Kind: n.Kind, MessageKey: n.Key, ArgsJSON: argsOf[i], Link: n.Link, CreatedAt: now})
+		}
+		users = append(users, n.Users...)
+		kinds = append(kinds, n.Kind)
+		if n.TeamID > 0 {
+			teams = append(teams, n.TeamID)
 		}
 	}
-	ev, known := notify.Find(n.Kind)
-	if !known {
-		return true, nil
+	if len(bells) > 0 {
+		if err := tx.CreateInBatches(bells, 500).Error; err != nil {
+			return err
+		}
 	}
-	people, err := s.recipients(tx, n.Users, n.Kind)
+	people, err := s.recipients(tx, users, kinds)
 	if err != nil {
-		return false, err
+		return err
 	}
-	row := func(key string) OutboxRow {
-		return OutboxRow{DedupKey: key, Kind: n.Kind, MessageKey: n.Key, ArgsJSON: string(args), Link: n.Link,
-			State: OutboxPending, NextAt: now, CreatedAt: now}
+	chans, err := enabledChannels(tx, teams)
+	if err != nil {
+		return err
 	}
 	var rows []OutboxRow
-	// Chat goes out when someone it is about wants it, after the last of
-	// their quiet hours that covers now.
-	chatWanted, chatAt := len(people) == 0, time.Time{}
-	for _, p := range people {
-		if s.delivery.Mail && p.Email != "" && p.wants(ev, PrefMail) {
-			r := row(fmt.Sprintf("%s:mail:u%d", base, p.ID))
-			uid := p.ID
-			r.UserID, r.Channel, r.Address, r.Lang = &uid, string(notify.Mail), p.Email, s.langOf(p.Lang)
-			r.NextAt = notify.QuietUntil(p.QuietFrom, p.QuietTo, now, s.zone())
-			rows = append(rows, r)
+	for i, n := range ns {
+		ev, known := notify.Find(n.Kind)
+		if !known {
+			continue // such a notice stays in the bell
 		}
-		if p.wants(ev, PrefChat) {
-			at := notify.QuietUntil(p.QuietFrom, p.QuietTo, now, s.zone())
-			if !chatWanted || at.Before(chatAt) {
-				chatAt = at
+		base := n.Mark
+		if base == "" {
+			base = n.Kind + ":" + randomKey()
+		}
+		row := func(key string) OutboxRow {
+			return OutboxRow{DedupKey: key, Kind: n.Kind, MessageKey: n.Key, ArgsJSON: argsOf[i], Link: n.Link,
+				State: OutboxPending, NextAt: now, CreatedAt: now}
+		}
+		// Chat goes out when someone it is about wants it, after the last
+		// of their quiet hours that covers now.
+		chatWanted, chatAt := len(n.Users) == 0, time.Time{}
+		for _, uid := range n.Users {
+			p, ok := people[uid]
+			if !ok {
+				continue // disabled
 			}
-			chatWanted = true
+			at := notify.QuietUntil(p.QuietFrom, p.QuietTo, now, s.zone())
+			if s.delivery.Mail && p.Email != "" && p.wants(ev, PrefMail) {
+				r := row(fmt.Sprintf("%s:mail:u%d", base, p.ID))
+				id := p.ID
+				r.UserID, r.Channel, r.Address, r.Lang, r.NextAt = &id, string(notify.Mail), p.Email, s.langOf(p.Lang), at
+				rows = append(rows, r)
+			}
+			if p.wants(ev, PrefChat) {
+				if !chatWanted || at.Before(chatAt) {
+					chatAt = at
+				}
+				chatWanted = true
+			}
 		}
-	}
-	if chatAt.IsZero() {
-		chatAt = now
-	}
-	if chatWanted && !n.NoGroups {
-		chans, err := channelsFor(tx, ev, n.TeamID)
-		if err != nil {
-			return false, err
+		if chatAt.IsZero() {
+			chatAt = now
+		}
+		if !chatWanted || n.NoGroups {
+			continue
 		}
 		for _, c := range chans {
+			if !c.Carries(ev) || (c.TeamID != nil && *c.TeamID != n.TeamID) {
+				continue
+			}
 			r := row(fmt.Sprintf("%s:ch%d", base, c.ID))
 			cid := c.ID
 			r.ChannelID, r.Channel, r.Lang, r.NextAt = &cid, c.Kind, c.Lang, chatAt
 			rows = append(rows, r)
 		}
 	}
-	for i := range rows {
-		if _, err := insertIgnoring(tx, &rows[i]); err != nil {
-			return false, err
-		}
+	if len(rows) == 0 {
+		return nil
 	}
-	return true, nil
+	return tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 200).Error
 }
 
 func (s *Store) langOf(lang string) string {
@@ -211,9 +267,9 @@ type recipient struct {
 	ID                 int64
 	Email, Lang        string
 	QuietFrom, QuietTo int
-	// switched holds the user's choices for this event that differ from
-	// its defaults, by channel (mail, chat).
-	switched map[string]bool
+	// switched holds the user's choices that differ from the events'
+	// defaults, by event and channel (mail, chat).
+	switched map[string]map[string]bool
 }
 
 // wants tells whether the recipient hears ev on ch (PrefMail or PrefChat).
@@ -222,34 +278,46 @@ func (r recipient) wants(ev notify.Event, ch string) bool {
 	if ch == PrefMail {
 		def = ev.Mail
 	}
-	if v, ok := r.switched[ch]; ok {
+	if v, ok := r.switched[ev.Name][ch]; ok {
 		return v
 	}
 	return def
 }
 
-func (s *Store) recipients(tx *gorm.DB, ids []int64, kind string) ([]recipient, error) {
+// recipients are the enabled users of ids with their switches for kinds,
+// by id.
+func (s *Store) recipients(tx *gorm.DB, ids []int64, kinds []string) (map[int64]recipient, error) {
+	out := map[int64]recipient{}
 	if len(ids) == 0 {
-		return nil, nil
+		return out, nil
 	}
-	var out []recipient
-	err := tx.Table("users").Select("id, email, lang, quiet_from, quiet_to").
-		Where("id IN ? AND disabled = ?", ids, false).Order("id").Scan(&out).Error
-	if err != nil {
-		return nil, err
-	}
-	var prefs []NotifyPref
-	if err := tx.Where("user_id IN ? AND event = ?", ids, kind).Find(&prefs).Error; err != nil {
-		return nil, err
-	}
-	for i := range out {
+	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
+	for chunk := range chunks(ids, 500) {
+		var rs []recipient
+		err := tx.Table("users").Select("id, email, lang, quiet_from, quiet_to").Where("id IN ? AND disabled = ?", chunk, false).Scan(&rs).Error
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			out[r.ID] = r
+		}
+		var prefs []NotifyPref
+		if err := tx.Where("user_id IN ? AND event IN ?", chunk, kinds).Find(&prefs).Error; err != nil {
+			return nil, err
+		}
 		for _, p := range prefs {
-			if p.UserID == out[i].ID {
-				if out[i].switched == nil {
-					out[i].switched = map[string]bool{}
-				}
-				out[i].switched[p.Channel] = p.Enabled
+			r, ok := out[p.UserID]
+			if !ok {
+				continue
 			}
+			if r.switched == nil {
+				r.switched = map[string]map[string]bool{}
+			}
+			if r.switched[p.Event] == nil {
+				r.switched[p.Event] = map[string]bool{}
+			}
+			r.switched[p.Event][p.Channel] = p.Enabled
+			out[p.UserID] = r
 		}
 	}
 	return out, nil

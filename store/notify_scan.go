@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -86,8 +87,18 @@ func (s *Store) tellDue(ctx context.Context, due []notice) (int, error) {
 		}
 	}
 	count := 0
-	for batch := range chunks(fresh, 50) {
-		err := s.tx(ctx, op, func(tx *gorm.DB) error {
+	for batch := range chunks(fresh, 200) {
+		err := s.tx(ctx, op, func(tx *gorm.DB) error { return s.tellAll(tx, batch) })
+		if err == nil {
+			count += len(batch)
+			continue
+		}
+		if !errors.Is(err, errRaced) {
+			return count, err
+		}
+		// Another scan told some of them meanwhile: one by one, each
+		// telling only if its mark is still free.
+		err = s.tx(ctx, op, func(tx *gorm.DB) error {
 			for _, n := range batch {
 				ok, err := s.tell(tx, n)
 				if err != nil {
