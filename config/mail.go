@@ -12,7 +12,11 @@ import (
 // secretOption tells which options are secrets: their values never become
 // a flag default, so `cardhour serve -h` cannot print them.
 func secretOption(flag string) bool {
-	return flag == "smtp-password"
+	switch flag {
+	case "smtp-password", "admin-password", "s3-secret-key":
+		return true
+	}
+	return false
 }
 
 // loadMail reads the SMTP settings. The password is taken as given (spaces

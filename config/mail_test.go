@@ -78,11 +78,23 @@ func TestMailBadSettingsStopTheStart(t *testing.T) {
 	}
 }
 
-func TestSMTPPasswordIsNeverPrinted(t *testing.T) {
+// TestSecretsAreNeverPrinted: the SMTP and admin passwords and the S3
+// secret key never become flag defaults, which -h prints.
+func TestSecretsAreNeverPrinted(t *testing.T) {
 	var help bytes.Buffer
-	_, _ = config.Load("serve", []string{"-h"}, env(map[string]string{"CARDHOUR_SMTP_PASSWORD": "hunter2"}), &help)
-	if !strings.Contains(help.String(), "smtp-password") || strings.Contains(help.String(), "hunter2") {
-		t.Errorf("help output shows the password or lacks the option:\n%s", help.String())
+	secrets := map[string]string{"CARDHOUR_SMTP_PASSWORD": "hunter2", "CARDHOUR_ADMIN_PASSWORD": "admin-pw-77", "CARDHOUR_S3_SECRET_KEY": "s3-key-99", "CARDHOUR_S3_ACCESS_KEY": "AK1"}
+	_, _ = config.Load("serve", []string{"-h"}, env(secrets), &help)
+	for k, v := range secrets {
+		if k != "CARDHOUR_S3_ACCESS_KEY" && strings.Contains(help.String(), v) {
+			t.Errorf("help output shows the secret %q:\n%s", v, help.String())
+		}
+	}
+	if !strings.Contains(help.String(), "smtp-password") || !strings.Contains(help.String(), "admin-password") {
+		t.Errorf("help output lacks the secret options:\n%s", help.String())
+	}
+	delete(secrets, "CARDHOUR_SMTP_PASSWORD") // mail needs more than its password
+	if c, err := config.Load("serve", nil, env(secrets), io.Discard); err != nil || c.AdminPassword != "admin-pw-77" || c.S3.SecretKey != "s3-key-99" {
+		t.Errorf("secrets from the environment: admin %q s3 %+v, %v", c.AdminPassword, c.S3, err)
 	}
 	// The flag still wins over the environment.
 	vars := map[string]string{"CARDHOUR_SMTP_ADDR": "127.0.0.1:25", "CARDHOUR_SMTP_SECURITY": "none", "CARDHOUR_SMTP_USER": "u",
