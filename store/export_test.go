@@ -244,3 +244,7 @@ func (s *Store) LockRowsCrosswise(ctx context.Context, retry bool, first, second
 	})
 	return tries, freshNotes, err
 }
+
+// ConsecutiveIDs says whether the store trusts a multi-row insert's ids to
+// be consecutive (decided at Open).
+func (s *Store) ConsecutiveIDs() bool { return s.consecutiveIDs }
