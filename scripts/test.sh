@@ -44,10 +44,14 @@ section "mariadb"
 start_mariadb
 start_versitygw
 start_mailpit
+# Always: the cluster starts in about 10 s, so the multi-primary tests run in
+# every `make test` rather than only when someone asks for them.
+start_galera
 export_chrome
 echo "CARDHOUR_TEST_MYSQL=$CARDHOUR_TEST_MYSQL"
 echo "CARDHOUR_TEST_CHROME=$CARDHOUR_TEST_CHROME"
 echo "CARDHOUR_TEST_SMTP_ADDR=$CARDHOUR_TEST_SMTP_ADDR"
+echo "CARDHOUR_TEST_GALERA=${CARDHOUR_TEST_GALERA:-}"
 
 go_test() {
 	if [[ -z "$(go list ./... 2>/dev/null)" ]]; then

@@ -9,6 +9,7 @@
 #   start_mariadb        # exports CARDHOUR_TEST_* and installs an EXIT trap that stops it
 #   start_versitygw      # builds (once) and starts versitygw; the same trap stops it
 #   start_mailpit        # builds (once) and starts mailpit (SMTP); the same trap stops it
+#   start_galera         # a three-node MariaDB Galera cluster; the same trap stops it
 #   export_chrome
 # (Meant for scripts: the traps would end an interactive shell that sources it.
 # For a shell with the environment set, run `scripts/testenv.sh bash`.)
@@ -36,6 +37,12 @@
 #   CARDHOUR_TEST_MAILPIT_URL  http://127.0.0.1:PORT of its HTTP API (what arrived)
 #   CARDHOUR_TEST_MAILPIT_DIR  its directory (ports, pid, log, temporary database)
 #   CARDHOUR_TEST_MAILPIT_CTL  absolute path of scripts/mailpit-ctl.sh (stop|start|status)
+#   CARDHOUR_TEST_GALERA       three DSN bases, comma-separated, one per node of a throwaway
+#                              Galera cluster, each in CARDHOUR_TEST_MYSQL's form
+#                              (cardhour:cardhour@tcp(127.0.0.1:PORT)/; start_galera)
+#   CARDHOUR_TEST_GALERA_DIR   its directory (node1..node3: datadir, socket, ports, log)
+#   CARDHOUR_TEST_GALERA_CTL   absolute path of scripts/galera-ctl.sh (stop|start|status)
+#   CARDHOUR_TEST_NO_GALERA=1  (input) skip start_galera; the Galera tests then skip
 
 # Only tighten the shell options when executed: a sourcing shell keeps its own.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
@@ -46,9 +53,11 @@ _testenv_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 _testenv_tmp=""
 _testenv_vgw=""
 _testenv_mailpit=""
+_testenv_galera=""
 
 # One EXIT trap stops everything started, whichever start ran first.
 _testenv_cleanup() {
+	stop_galera
 	stop_mailpit
 	stop_versitygw
 	stop_mariadb
@@ -77,6 +86,13 @@ ensure_packages() {
 	local missing=()
 	if ! command -v mariadbd >/dev/null 2>&1 && [[ ! -x /usr/sbin/mariadbd ]]; then
 		missing+=(mariadb-server)
+	fi
+	# The Galera cluster: the provider library, and rsync for its state transfers.
+	if [[ ! -e /usr/lib/galera/libgalera_smm.so ]]; then
+		missing+=(galera-4)
+	fi
+	if ! command -v rsync >/dev/null 2>&1; then
+		missing+=(rsync)
 	fi
 	if ! command -v chromium >/dev/null 2>&1; then
 		missing+=(chromium)
@@ -234,6 +250,60 @@ stop_mailpit() {
 	echo "testenv: mailpit stopped, $dir removed"
 }
 
+# A three-node Galera cluster (scripts/galera-ctl.sh) for the multi-primary
+# tests; about 10 s to start. CARDHOUR_TEST_NO_GALERA=1 leaves it out, and
+# the tests that need it skip.
+start_galera() {
+	if [[ -n "${CARDHOUR_TEST_NO_GALERA:-}" ]]; then
+		echo "testenv: Galera left out (CARDHOUR_TEST_NO_GALERA)"
+		return 0
+	fi
+	_testenv_path_sbin
+	local ctl="$_testenv_dir/galera-ctl.sh"
+	_testenv_galera="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-galera.XXXXXX")"
+	trap _testenv_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	# The nodes run as mysql under root (rsync SST refuses root): the
+	# directory, 0700 from mktemp, must be theirs.
+	if [[ "$(id -u)" == 0 ]]; then
+		chown mysql: "$_testenv_galera"
+	fi
+	export CARDHOUR_TEST_GALERA_DIR="$_testenv_galera"
+	export CARDHOUR_TEST_GALERA_CTL="$ctl"
+	"$ctl" init
+	local try
+	for try in 1 2 3; do
+		if "$ctl" start; then
+			break
+		fi
+		((try < 3)) || return 1
+		echo "testenv: Galera did not start, picking other ports" >&2
+		"$ctl" stop || true
+		rm -f "$_testenv_galera"/node*/ports
+	done
+	# Account statements replicate: created on node 1, the user is on all three.
+	"$ctl" sql 1 "CREATE USER 'cardhour'@'127.0.0.1' IDENTIFIED BY 'cardhour';
+		GRANT ALL PRIVILEGES ON *.* TO 'cardhour'@'127.0.0.1' WITH GRANT OPTION;"
+	local dsns=() port
+	for port in $("$ctl" ports); do
+		dsns+=("cardhour:cardhour@tcp(127.0.0.1:${port})/")
+	done
+	local IFS=,
+	export CARDHOUR_TEST_GALERA="${dsns[*]}"
+	echo "testenv: Galera cluster $CARDHOUR_TEST_GALERA (dir $_testenv_galera)"
+}
+
+# Idempotent, like stop_mariadb.
+stop_galera() {
+	local dir="$_testenv_galera"
+	[[ -n "$dir" && -d "$dir" ]] || return 0
+	CARDHOUR_TEST_GALERA_DIR="$dir" "$_testenv_dir/galera-ctl.sh" stop || true
+	rm -rf "$dir"
+	_testenv_galera=""
+	echo "testenv: Galera stopped, $dir removed"
+}
+
 export_chrome() {
 	local chrome
 	chrome="$(command -v chromium || true)"
@@ -247,13 +317,14 @@ export_chrome() {
 # Executed rather than sourced: set everything up, run the command, tear down.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 	if (($# == 0)); then
-		echo "usage: $0 COMMAND [ARG...]   (or source it and call ensure_packages, start_mariadb, start_versitygw, start_mailpit, export_chrome)" >&2
+		echo "usage: $0 COMMAND [ARG...]   (or source it and call ensure_packages, start_mariadb, start_versitygw, start_mailpit, start_galera, export_chrome)" >&2
 		exit 2
 	fi
 	ensure_packages
 	start_mariadb
 	start_versitygw
 	start_mailpit
+	start_galera
 	export_chrome
 	# Not exec: the EXIT trap must outlive the command to stop MariaDB.
 	"$@"

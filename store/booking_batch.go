@@ -19,9 +19,11 @@ import (
 // together in the next one: one lock and one commit for all of them, each
 // still placed against what the ones before it took, since they see the
 // transaction's own rows and notes. A refused request (no capacity, over
-// quota) writes nothing and the others go on; if the transaction itself
-// fails, each request is tried again alone, so one bad request never fails
-// its neighbours.
+// quota) writes nothing and the others go on; a transaction the server
+// rolled back for a deadlock or, on Galera, a certification failure runs
+// again whole (retryTx: writeJobs sets every job's result afresh on each
+// run); if it still fails, each request is tried again alone, so one bad
+// request never fails its neighbours.
 //
 // No goroutine is kept: the first request to find its type idle leads,
 // runs the waiting requests as one batch, and hands the lead to the
@@ -135,7 +137,7 @@ func (s *Store) runBookingBatch(batch []*bookingJob) {
 	}
 	// The transaction belongs to no single client: one leaving must not
 	// cancel the others' bookings.
-	err := s.tx(context.WithoutCancel(live[0].ctx), createBookingOp, func(tx *gorm.DB) error { return s.writeJobs(tx, live) })
+	err := s.retryTx(context.WithoutCancel(live[0].ctx), createBookingOp, func(tx *gorm.DB) error { return s.writeJobs(tx, live) })
 	if err == nil {
 		return
 	}
@@ -144,7 +146,7 @@ func (s *Store) runBookingBatch(batch []*bookingJob) {
 		return
 	}
 	for _, j := range live {
-		err := s.tx(j.ctx, createBookingOp, func(tx *gorm.DB) error { return s.writeJobs(tx, []*bookingJob{j}) })
+		err := s.retryTx(j.ctx, createBookingOp, func(tx *gorm.DB) error { return s.writeJobs(tx, []*bookingJob{j}) })
 		if err != nil {
 			j.res, j.err = nil, err
 		}

@@ -82,7 +82,7 @@ type ReleaseResult struct {
 func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, error) {
 	const op = "store.ReleaseBooking"
 	var res ReleaseResult
-	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+	err := s.retryTx(ctx, op, func(tx *gorm.DB) error {
 		var ct CardType
 		b, _, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
 		if err != nil {
@@ -129,7 +129,7 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 func (s *Store) CancelBooking(ctx context.Context, id int64) (*Booking, error) {
 	const op = "store.CancelBooking"
 	var out *Booking
-	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+	err := s.retryTx(ctx, op, func(tx *gorm.DB) error {
 		var ct CardType
 		b, _, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
 		if err != nil {
@@ -163,7 +163,7 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 	const op = "store.ExtendBooking"
 	newEnd = newEnd.UTC()
 	var out *Booking
-	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+	err := s.retryTx(ctx, op, func(tx *gorm.DB) error {
 		var ct CardType
 		b, u, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
 		if err != nil {
@@ -236,7 +236,7 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 func (s *Store) ApproveBooking(ctx context.Context, id int64) (*BookingResult, error) {
 	const op = "store.ApproveBooking"
 	var res BookingResult
-	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+	err := s.retryTx(ctx, op, func(tx *gorm.DB) error {
 		var ct CardType
 		b, u, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
 		if err != nil {

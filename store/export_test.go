@@ -213,3 +213,38 @@ func (s *Store) SaveBookingState(ctx context.Context, id int64, state string) er
 		return s.saveBooking(tx, &before, &b)
 	})
 }
+
+// LockRowsCrosswise runs a transaction that locks card type first, calls
+// between (given the try, from 1), then locks second: two of them run
+// with opposite orders deadlock. With retry it runs as the booking paths
+// do (retryTx), else once (tx). It reports the tries and whether each try
+// began with fresh notes, holding no type mutex.
+func (s *Store) LockRowsCrosswise(ctx context.Context, retry bool, first, second int64, between func(try int)) (tries int, freshNotes bool, err error) {
+	run := s.tx
+	if retry {
+		run = s.retryTx
+	}
+	freshNotes = true
+	var seen []*txNotes
+	err = run(ctx, "store.LockRowsCrosswise", func(tx *gorm.DB) error {
+		tries++
+		n := notesOf(tx)
+		if n == nil || len(n.types) != 0 || len(n.held) != 0 || slices.Contains(seen, n) {
+			freshNotes = false
+		}
+		seen = append(seen, n)
+		// A note of this try, which only a commit may apply.
+		noteBookChanged(tx, first)
+		var id int64
+		if err := tx.Raw("SELECT id FROM card_types WHERE id = ? FOR UPDATE", first).Scan(&id).Error; err != nil {
+			return err
+		}
+		between(tries)
+		return tx.Raw("SELECT id FROM card_types WHERE id = ? FOR UPDATE", second).Scan(&id).Error
+	})
+	return tries, freshNotes, err
+}
+
+// ConsecutiveIDs says whether the store trusts a multi-row insert's ids to
+// be consecutive (decided at Open).
+func (s *Store) ConsecutiveIDs() bool { return s.consecutiveIDs }

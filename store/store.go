@@ -8,8 +8,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -120,19 +122,19 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		// Keep them all: a closed connection loses its prepared statements.
 		sqlDB.SetMaxIdleConns(4)
 	} else {
-		sqlDB.SetMaxOpenConns(32)
-		// As many idle as open: under load a pool that closes what it just
-		// used reconnects for the next request (a handshake on both sides).
-		sqlDB.SetMaxIdleConns(32)
-		// Tianyi RDS closes idle connections; recycle ours before it does.
-		sqlDB.SetConnMaxLifetime(5 * time.Minute)
-		sqlDB.SetConnMaxIdleTime(time.Minute)
+		mysqlPool(sqlDB)
 	}
 	s := &Store{db: db, sqlDB: sqlDB, dialect: o.Dialect, now: clock, policy: DefaultBookingPolicy(), log: o.Logger,
 		books: bookKeep{books: map[int64]*typeBook{}}}
 	if err := s.Ping(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
+	}
+	if o.Dialect == MySQL {
+		if err := s.syncWaitOnGalera(ctx, o.DSN, cfg); err != nil {
+			_ = s.sqlDB.Close()
+			return nil, err
+		}
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -159,6 +161,65 @@ func consecutiveInsertIDs(ctx context.Context, db *sql.DB) bool {
 		return false
 	}
 	return mode < 2 && step == 1
+}
+
+// syncWaitOnGalera makes every connection to a Galera node wait for the
+// cluster's earlier commits before it reads (wsrep_sync_wait=1): without it
+// a page read on node B right after a booking made on node A may not show
+// the booking. The operator's own wsrep_sync_wait in the DSN (0 to turn
+// this off, or a wider mask) is kept. A server that is not a Galera node
+// has no wsrep_on and is left alone.
+func (s *Store) syncWaitOnGalera(ctx context.Context, dsn string, cfg *gorm.Config) error {
+	const op = "store.Open"
+	_, rawQuery, _ := strings.Cut(dsn, "?")
+	if q, _ := url.ParseQuery(rawQuery); q.Has("wsrep_sync_wait") {
+		return nil
+	}
+	var name, value string
+	err := s.sqlDB.QueryRowContext(ctx, "SHOW VARIABLES LIKE 'wsrep_on'").Scan(&name, &value)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !strings.EqualFold(value, "ON")) {
+		return nil
+	}
+	if err != nil {
+		return translate(op, err)
+	}
+	// go-sql-driver sets a DSN parameter it does not know as a session
+	// variable on each new connection: a fresh pool with it.
+	synced, err := mysqlDSN(dsnWith(dsn, "wsrep_sync_wait", "1"))
+	if err != nil {
+		return errs.Wrap(errs.Invalid, op, err)
+	}
+	db, err := gorm.Open(mysql.New(mysql.Config{DSN: synced, DefaultStringSize: 255}), cfg)
+	if err != nil {
+		return translate(op, err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return translate(op, err)
+	}
+	mysqlPool(sqlDB)
+	_ = s.sqlDB.Close()
+	s.db, s.sqlDB = db, sqlDB
+	return s.Ping(ctx)
+}
+
+func mysqlPool(sqlDB *sql.DB) {
+	sqlDB.SetMaxOpenConns(32)
+	// As many idle as open: under load a pool that closes what it just
+	// used reconnects for the next request (a handshake on both sides).
+	sqlDB.SetMaxIdleConns(32)
+	// Tianyi RDS closes idle connections; recycle ours before it does.
+	sqlDB.SetConnMaxLifetime(5 * time.Minute)
+	sqlDB.SetConnMaxIdleTime(time.Minute)
+}
+
+// dsnWith adds one parameter to a go-sql-driver DSN.
+func dsnWith(dsn, key, value string) string {
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return dsn + sep + url.QueryEscape(key) + "=" + url.QueryEscape(value)
 }
 
 func sqliteDSN(path string) string {
@@ -285,8 +346,53 @@ func (s *Store) checkpointOnce() error {
 // Now is the store's clock, UTC.
 func (s *Store) Now() time.Time { return s.now() }
 
-// tx runs fn in a transaction; any error rolls it back.
+// tx runs fn in a transaction, once; any error rolls it back.
 func (s *Store) tx(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+	return s.runTx(ctx, op, fn, 1)
+}
+
+// retryTx is tx for a function safe to run again from the start: a
+// transaction the server rolled back as a deadlock victim or, on Galera,
+// for failing certification against another node's commit (both MySQL
+// error 1213), or after a lock wait timeout (1205), is run again, up to
+// maxTxTries times in all, after a short jittered pause. fn may set its
+// results in variables outside it (each run sets them again), never add to
+// them, and must touch nothing outside the database but the transaction's
+// notes (each run gets fresh ones; only the committed run's are applied).
+func (s *Store) retryTx(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+	return s.runTx(ctx, op, fn, maxTxTries)
+}
+
+// maxTxTries bounds retryTx. Lock wait timeouts count double: each try has
+// already waited innodb_lock_wait_timeout (50 s by default).
+const maxTxTries = 5
+
+func (s *Store) runTx(ctx context.Context, op string, fn func(tx *gorm.DB) error, tries int) error {
+	budget := tries
+	for attempt := 1; ; attempt++ {
+		err := s.txOnce(ctx, fn)
+		if err == nil {
+			return nil
+		}
+		code := retryableCode(err)
+		if code == 1205 {
+			budget--
+		}
+		if code == 0 || attempt >= budget || ctx.Err() != nil {
+			if code != 0 && tries > 1 {
+				s.log.Warn("transaction still failing after retries", "op", op, "tries", attempt, "err", err)
+			}
+			return translate(op, err)
+		}
+		if !sleepCtx(ctx, txBackoff(attempt)) {
+			return translate(op, err)
+		}
+	}
+}
+
+// txOnce is one run of fn in a transaction, with its own notes: applied to
+// the books when it commits, dropped when it does not.
+func (s *Store) txOnce(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	var opts []*sql.TxOptions
 	if s.dialect == MySQL {
 		// Read committed: a transaction that waited for a row lock must see
@@ -306,10 +412,29 @@ func (s *Store) tx(ctx context.Context, op string, fn func(tx *gorm.DB) error) e
 	err := s.db.WithContext(ctx).Transaction(fn, opts...)
 	notes.releaseHeld()
 	if err != nil {
-		return translate(op, err)
+		return err
 	}
 	s.books.applyNotes(notes)
 	return nil
+}
+
+// txBackoff is the pause before try attempt+1: up to 10 ms doubled per
+// try, capped at 320 ms, drawn at random so that the transactions that
+// collided do not collide again in step.
+func txBackoff(attempt int) time.Duration {
+	ceiling := 10 * time.Millisecond << min(attempt-1, 5)
+	return ceiling/2 + rand.N(ceiling/2)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // read returns a session bound to ctx for queries outside a transaction.

@@ -66,6 +66,18 @@ func translate(op string, err error) error {
 	return errs.Wrap(errs.Internal, op, err)
 }
 
+// retryableCode is 1213 (a deadlock victim, or a Galera certification
+// failure) or 1205 (lock wait timeout) when err is one, else 0. Either way
+// the server's part of the transaction is undone (gorm rolls back the rest
+// of a 1205), so the transaction may run again from the start.
+func retryableCode(err error) uint16 {
+	var me *gomysql.MySQLError
+	if errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205) {
+		return me.Number
+	}
+	return 0
+}
+
 func isConnectionError(err error) bool {
 	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, gomysql.ErrInvalidConn) ||
 		errors.Is(err, sql.ErrConnDone) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||

@@ -36,6 +36,68 @@ const EnvMySQL = "CARDHOUR_TEST_MYSQL"
 // SkipMySQL is the message a MariaDB test skips with when no server is set.
 const SkipMySQL = "MariaDB suite skipped: " + EnvMySQL + " is not set (make test starts MariaDB and sets it)"
 
+// EnvGalera names the variable holding a three-node Galera cluster for
+// tests: three DSN bases in EnvMySQL's form, comma-separated.
+const EnvGalera = "CARDHOUR_TEST_GALERA"
+
+// SkipGalera is the message a Galera test skips with when no cluster is set.
+const SkipGalera = "Galera suite skipped: " + EnvGalera + " is not set (make test starts a three-node cluster and sets it)"
+
+// GaleraDSNs creates an empty database on the test cluster and returns a
+// DSN for it on each node, once every node has it; the database is dropped
+// when tb ends. It skips tb when no cluster is set.
+func GaleraDSNs(tb testing.TB) []string {
+	tb.Helper()
+	env := os.Getenv(EnvGalera)
+	if env == "" {
+		tb.Skip(SkipGalera)
+	}
+	bases := strings.Split(env, ",")
+	if len(bases) < 2 {
+		tb.Fatalf("storetest: %s=%q: want a DSN base per node, comma-separated", EnvGalera, env)
+	}
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		tb.Fatalf("storetest: random: %v", err)
+	}
+	dbName := "ch_galera_" + hex.EncodeToString(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin := mustAdmin(tb, bases[0])
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+dbName+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
+		tb.Fatalf("storetest: create database %s: %v", dbName, err)
+	}
+	tb.Cleanup(func() {
+		admin := mustAdmin(tb, bases[0])
+		defer admin.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+dbName+"`"); err != nil {
+			tb.Errorf("storetest: drop database %s: %v", dbName, err)
+		}
+	})
+	dsns := make([]string, len(bases))
+	for i, base := range bases {
+		// The other nodes apply the CREATE DATABASE a moment later.
+		db := mustAdmin(tb, base)
+		var n int
+		for {
+			err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?", dbName).Scan(&n)
+			if err == nil && n == 1 {
+				break
+			}
+			if ctx.Err() != nil {
+				tb.Fatalf("storetest: database %s not on node %d: %v", dbName, i+1, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = db.Close()
+		dsns[i] = base + dbName + "?charset=utf8mb4&parseTime=true&loc=UTC"
+	}
+	return dsns
+}
+
 // AllDialects are the dialects ForEachDialect runs, available or not.
 var AllDialects = []string{store.SQLite, store.MySQL}
 
