@@ -183,6 +183,13 @@ func startObjects(ctx context.Context, cfg config.Config, srv *server.Server, lo
 	if err != nil {
 		return fmt.Errorf("CARDHOUR_OBJECTS %s: %w", cfg.Objects, err)
 	}
+	if cfg.IsMySQL() && cfg.Objects.Kind == "local" {
+		// A shared database suggests several replicas; a directory is one
+		// machine's, and the versions it keeps the others cannot read.
+		log.Warn("task file versions are kept in a local directory while the database is shared: "+
+			"other replicas cannot read those versions; with several replicas set CARDHOUR_OBJECTS to S3 / Tianyi OOS (s3://bucket/prefix?endpoint=…)",
+			"location", cfg.Objects.String())
+	}
 	checkCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	info, err := obj.Describe(checkCtx)
 	cancel()

@@ -44,6 +44,7 @@ type Server struct {
 	pages   *response.Pages
 	metrics *metrics
 	routes  []route.Route
+	deps    area.Deps // what the areas were built from; its Holder names this process in the leases
 	openapi []byte
 
 	account  *account.Area
@@ -70,7 +71,8 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 		pages:   response.NewPages(cfg, version, st),
 	}
 	s.metrics = newMetrics(prometheus.NewRegistry(), st)
-	d := area.Deps{Store: st, Config: cfg, Log: log, Pages: s.pages}
+	s.deps = area.Deps{Store: st, Config: cfg, Log: log, Pages: s.pages, Holder: store.NewHolder()}
+	d := s.deps
 	s.account = account.New(d)
 	s.admin = admin.New(d)
 	s.booking = booking.New(d)
@@ -97,8 +99,9 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 }
 
 // jobs is the background work of the areas: the booking tick, the ledger
-// pass, the card-hour plan sync, the reminder scan and the notice sender. (The board's loops keep this
-// process's live state and start with the board.)
+// pass, the card-hour plan sync, the reminder scan and the notice sender. All but the sender (whose
+// outbox claim is safe on every replica) run once across the replicas, each under a lease in the
+// database. (The board's loops keep this process's live state and start with the board.)
 func (s *Server) jobs() []area.Job {
 	return slices.Concat(s.booking.Jobs(), s.ledger.Jobs(), s.files.Jobs(), s.notify.Jobs())
 }
@@ -134,7 +137,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	jobCtx, stopJobs := context.WithCancel(ctx)
 	defer stopJobs()
 	for _, j := range s.jobs() {
-		go area.Loop(jobCtx, s.log, j)
+		go area.Loop(jobCtx, s.deps, j)
 	}
 	// The board outlives ctx until the requests have drained: then its
 	// websockets close and its last rollups are written (stopLive below).

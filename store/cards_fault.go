@@ -116,5 +116,6 @@ func (s *Store) ClearCardFault(ctx context.Context, cardID int64) (*Card, error)
 // retired), not with the next healthy-looking sample. The caller saves c.
 func endFault(tx *gorm.DB, c *Card, now time.Time) error {
 	c.FaultReason, c.FaultAt = "", nil
-	return tx.Model(&Alert{}).Where("kind = ? AND card_id = ? AND ended_at IS NULL", AlertFault, c.ID).Update("ended_at", now).Error
+	return tx.Model(&Alert{}).Where("kind = ? AND card_id = ? AND ended_at IS NULL", AlertFault, c.ID).
+		Updates(map[string]any{"ended_at": now, "open_key": nil}).Error
 }

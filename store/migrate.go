@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/pressly/goose/v3"
 
@@ -34,11 +34,30 @@ func (s *Store) provider() (*goose.Provider, error) {
 	return p, nil
 }
 
+// createLeasesMySQL is migration 00013's leases table, created before the
+// first migration so that Migrate can take its turn through a lease.
+const createLeasesMySQL = `CREATE TABLE IF NOT EXISTS leases (
+  name VARCHAR(64) NOT NULL,
+  holder VARCHAR(191) NOT NULL,
+  expires_at DATETIME(6) NOT NULL,
+  renewed_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (name)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`
+
+// Migration turns: the "migrate" lease is held this long from each renewal,
+// renewed this often while migrating, and waited for at most so long.
+const (
+	migrateLeaseTTL   = time.Minute
+	migrateLeaseRenew = 15 * time.Second
+	migrateWait       = 5 * time.Minute
+)
+
 // Migrate applies every pending migration. On MySQL, processes starting
 // together (several portals, or `cardhour token` beside a starting server)
-// take turns through a named lock: goose reads the applied versions and
-// then applies the rest, and two doing that at once would both try the
-// same migration.
+// take turns through the "migrate" lease: goose reads the applied versions
+// and then applies the rest, and two doing that at once would both try the
+// same migration. A lease row rather than GET_LOCK, which is local to one
+// node of a Galera cluster.
 func (s *Store) Migrate(ctx context.Context) error {
 	const op = "store.Migrate"
 	p, err := s.provider()
@@ -46,24 +65,66 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return err
 	}
 	if s.dialect == MySQL {
-		conn, err := s.sqlDB.Conn(ctx)
+		release, err := s.takeMigrateTurn(ctx)
 		if err != nil {
-			return translate(op, err)
+			return err
 		}
-		defer conn.Close()
-		var got sql.NullInt64
-		if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK('cardhour.migrate', 120)").Scan(&got); err != nil {
-			return translate(op, err)
-		}
-		if got.Int64 != 1 {
-			return errs.Internalf(op, "another process held the migration lock for two minutes")
-		}
-		defer func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK('cardhour.migrate')") }()
+		defer release()
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return translate(op, fmt.Errorf("migrate up: %w", err))
 	}
 	return nil
+}
+
+// takeMigrateTurn waits for the "migrate" lease and keeps it renewed until
+// release is called.
+func (s *Store) takeMigrateTurn(ctx context.Context) (release func(), err error) {
+	const op = "store.Migrate"
+	if _, err := s.sqlDB.ExecContext(ctx, createLeasesMySQL); err != nil {
+		return nil, translate(op, fmt.Errorf("create leases: %w", err))
+	}
+	holder := NewHolder()
+	deadline := time.Now().Add(migrateWait)
+	for {
+		held, err := s.TakeLease(ctx, "migrate", holder, migrateLeaseTTL)
+		if err != nil {
+			return nil, err
+		}
+		if held {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, errs.Internalf(op, "another process held the migration lease for %s", migrateWait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, translate(op, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(migrateLeaseRenew)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if _, err := s.TakeLease(ctx, "migrate", holder, migrateLeaseTTL); err != nil {
+					s.log.Warn("migration lease not renewed", "err", err)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		_ = s.ReleaseLease(context.WithoutCancel(ctx), "migrate", holder)
+	}, nil
 }
 
 // MigrateDownAll rolls every migration back; tests use it to prove Down works.

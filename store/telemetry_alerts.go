@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cardhour/notify"
 	"context"
+	"crypto/sha256"
 	"database/sql/driver"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -41,6 +43,21 @@ type Alert struct {
 	// Detail is what the episode is about beyond its card and booking (the
 	// processes seen, the host a push named), a JSON object.
 	Detail AlertDetail `json:"detail,omitempty" gorm:"column:detail"`
+	// OpenKey is the episode's identity while it is open (alertOpenKey),
+	// NULL once closed: unique, so an episode is opened once however many
+	// replicas see it start.
+	OpenKey *string `json:"-" gorm:"column:open_key"`
+}
+
+// alertOpenKey is what tells one open episode from another: its kind, card
+// and booking, and for one on neither (a spoofed push) its detail.
+func alertOpenKey(kind string, cardID, bookingID int64, detail AlertDetail) *string {
+	k := fmt.Sprintf("%s:%d:%d", kind, cardID, bookingID)
+	if cardID == 0 && bookingID == 0 && detail != nil {
+		sum := sha256.Sum256(detail)
+		k += ":" + hex.EncodeToString(sum[:16])
+	}
+	return &k
 }
 
 // AlertDetail is an alert's detail, a JSON object kept as it was written
@@ -141,6 +158,7 @@ func (s *Store) OpenAlert(ctx context.Context, in AlertInput) (*Alert, bool, err
 	}
 	var out Alert
 	created := false
+	key := alertOpenKey(in.Kind, in.CardID, in.BookingID, detail)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
 		q := tx.Where("kind = ?", in.Kind)
 		q = whereID(q, "card_id", in.CardID)
@@ -158,6 +176,7 @@ func (s *Store) OpenAlert(ctx context.Context, in AlertInput) (*Alert, bool, err
 			newDetail := detail != nil && !bytes.Equal(out.Detail, detail)
 			if out.EndedAt != nil || newDetail {
 				out.EndedAt = nil
+				out.OpenKey = key
 				out.Value = math.Max(out.Value, in.Value)
 				if detail != nil {
 					out.Detail = detail
@@ -166,7 +185,7 @@ func (s *Store) OpenAlert(ctx context.Context, in AlertInput) (*Alert, bool, err
 			}
 			return nil
 		}
-		out = Alert{Kind: in.Kind, Value: in.Value, StartedAt: at, Detail: detail}
+		out = Alert{Kind: in.Kind, Value: in.Value, StartedAt: at, Detail: detail, OpenKey: key}
 		if in.CardID != 0 {
 			id := in.CardID
 			out.CardID = &id
@@ -188,6 +207,14 @@ func (s *Store) OpenAlert(ctx context.Context, in AlertInput) (*Alert, bool, err
 		}
 		return s.notifyAlert(tx, &out)
 	})
+	if errs.Is(err, errs.Conflict) {
+		// Another replica opened the same episode a moment ago: it is
+		// open, once, and told by that replica.
+		var open []Alert
+		if ferr := s.read(ctx).Where("open_key = ?", *key).Limit(1).Find(&open).Error; ferr == nil && len(open) == 1 {
+			return &open[0], false, nil
+		}
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -290,7 +317,7 @@ func (s *Store) CloseAlert(ctx context.Context, kind string, cardID, bookingID i
 		}
 		for i := range open {
 			a := &open[i]
-			a.EndedAt = &at
+			a.EndedAt, a.OpenKey = &at, nil
 			a.Value = math.Max(a.Value, value)
 			if err := tx.Save(a).Error; err != nil {
 				return err
@@ -340,7 +367,8 @@ func (s *Store) FindBookingAlerts(ctx context.Context, bookingID int64) ([]Alert
 // without closing them); the live state opens them again if they persist.
 func (s *Store) CloseStaleAlerts(ctx context.Context, t time.Time) (int64, error) {
 	res := s.read(ctx).Model(&Alert{}).Where("ended_at IS NULL AND started_at < ? AND kind IN ?", t.UTC(),
-		[]string{AlertVRAM, AlertHeldIdle, AlertReleaseWarned, AlertFault, AlertUnbooked, AlertForeign, AlertSpoof}).Update("ended_at", t.UTC())
+		[]string{AlertVRAM, AlertHeldIdle, AlertReleaseWarned, AlertFault, AlertUnbooked, AlertForeign, AlertSpoof}).
+		Updates(map[string]any{"ended_at": t.UTC(), "open_key": nil})
 	return res.RowsAffected, translate("store.CloseStaleAlerts", res.Error)
 }
 

@@ -198,6 +198,13 @@ func (s *Store) EnsureAdmin(ctx context.Context, password string) (created bool,
 		return false, nil
 	}
 	_, err = s.CreateUser(ctx, UserCreate{Username: "admin", DisplayName: "Administrator", Password: password, Role: RoleAdmin, bootstrap: true})
+	if errs.Is(err, errs.Conflict) {
+		// Another replica starting on the same empty database created it a
+		// moment ago (and loads the demo data, if any).
+		if _, ferr := s.FindUserByUsername(ctx, "admin"); ferr == nil {
+			return false, nil
+		}
+	}
 	return err == nil, err
 }
 

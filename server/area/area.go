@@ -21,6 +21,9 @@ type Deps struct {
 	Config config.Config
 	Log    *slog.Logger
 	Pages  *response.Pages
+	// Holder names this process in the leases its jobs take
+	// (store.NewHolder); empty, Loop makes one.
+	Holder string
 }
 
 // Job is background work an area does every Every until the portal stops.
@@ -28,13 +31,45 @@ type Job struct {
 	Name  string
 	Every time.Duration
 	Run   func(ctx context.Context) error
+	// Once names the lease under which the job runs when it must run once
+	// across the replicas on one database: only the replica holding the
+	// lease runs it. Empty, every replica runs the job.
+	Once string
+	// Else, with Once, is what a replica not holding the lease does each
+	// round instead (drop what the holder keeps); nil, nothing.
+	Else func(ctx context.Context) error
 }
+
+// Lease timing: a holder renews every LeaseRenew and holds for LeaseTTL
+// from its last renewal; one that dies is replaced within
+// LeaseTTL + LeaseRenew.
+const (
+	LeaseTTL   = 10 * time.Second
+	LeaseRenew = 3 * time.Second
+)
 
 // Loop runs j every j.Every until ctx ends. A failure is logged by its
 // weight — an unreachable database or object store is a warning (it
 // comes back by itself), anything else an error — and the next round
-// tries again.
-func Loop(ctx context.Context, log *slog.Logger, j Job) {
+// tries again. A job with Once runs only while this process holds its
+// lease (see keepLease); a round under a lease that is lost meanwhile
+// is cancelled.
+func Loop(ctx context.Context, d Deps, j Job) {
+	log := d.Log
+	var lease *keeper
+	if j.Once != "" {
+		holder := d.Holder
+		if holder == "" {
+			holder = store.NewHolder()
+		}
+		lease = newKeeper(d.Store, log, j.Once, holder)
+		done := make(chan struct{})
+		defer func() { <-done }()
+		go func() {
+			defer close(done)
+			lease.run(ctx)
+		}()
+	}
 	t := time.NewTicker(j.Every)
 	defer t.Stop()
 	for {
@@ -43,7 +78,18 @@ func Loop(ctx context.Context, log *slog.Logger, j Job) {
 			return
 		case <-t.C:
 		}
-		if err := j.Run(ctx); err != nil && ctx.Err() == nil {
+		run, rctx, stop := j.Run, ctx, func() {}
+		if lease != nil {
+			if rctx, stop = lease.heldContext(ctx); rctx == nil {
+				if j.Else == nil {
+					continue
+				}
+				run, rctx = j.Else, ctx
+			}
+		}
+		err := run(rctx)
+		stop()
+		if err != nil && ctx.Err() == nil && rctx.Err() == nil {
 			if errs.Is(err, errs.Unavailable) {
 				log.Warn(j.Name+" skipped: unavailable", "err", err)
 			} else {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cardhour/errs"
@@ -37,7 +38,15 @@ type live struct {
 	unsavedUse []store.UsageDelta
 
 	warned map[int64]time.Time // bookings the auto-release policy warned, and when (loop-owned)
-	tokens tokenCache          // agent tokens recently found valid
+
+	// The alerts loop's own: whether its first round as the lease holder
+	// has passed, and when a replica without the lease last read the alerts.
+	staleChecked bool
+	alertsReadAt time.Time
+	// rollOther: another replica holds the rollups lease (this one dropped
+	// its rollups last round), so this one writes none at stop either.
+	rollOther atomic.Bool
+	tokens    tokenCache // agent tokens recently found valid
 }
 
 // maxUnsaved bounds the rollups kept while the database is unreachable.
@@ -181,12 +190,15 @@ func (a *Area) Start(ctx context.Context) (stop func()) {
 	l := a.live
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	goLoop := func(name string, every time.Duration, fn func(context.Context) error) {
+	goJob := func(j area.Job) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			area.Loop(ctx, a.Log, area.Job{Name: "board " + name, Every: every, Run: fn})
+			area.Loop(ctx, a.Deps, j)
 		}()
+	}
+	goLoop := func(name string, every time.Duration, fn func(context.Context) error) {
+		goJob(area.Job{Name: "board " + name, Every: every, Run: fn})
 	}
 	l.start(ctx)
 	l.hub.markRunning()
@@ -197,10 +209,25 @@ func (a *Area) Start(ctx context.Context) (stop func()) {
 	}()
 	goLoop("holds", 5*time.Second, l.refreshHolds)
 	goLoop("inventory", 30*time.Second, l.refreshInventory)
-	goLoop("alerts", time.Second, l.processEvents)
+	// Each replica keeps a live fleet of its own; what it writes of it —
+	// alert episodes, rollups, retention, auto-release — one replica
+	// writes, the holder of each lease. The others drop what the holder
+	// writes and list the alerts it opened.
+	started := time.Now()
+	goJob(area.Job{Name: "board alerts", Every: time.Second, Once: "board alerts",
+		Run: func(ctx context.Context) error { return l.persistEvents(ctx, started) }, Else: l.dropEvents})
 	goLoop("unregistered", 10*time.Second, l.parkUnknown)
-	goLoop("rollups", 20*time.Second, func(ctx context.Context) error { return l.saveRollups(ctx, time.Now().Add(-5*time.Second)) })
-	goLoop("retention", time.Hour, l.prune)
+	goJob(area.Job{Name: "board rollups", Every: 20 * time.Second, Once: "board rollups",
+		Run: func(ctx context.Context) error {
+			l.rollOther.Store(false)
+			return l.saveRollups(ctx, time.Now().Add(-5*time.Second))
+		},
+		Else: func(context.Context) error {
+			l.rollOther.Store(true)
+			l.fleet.TakeRollups(time.Now().Add(-5 * time.Second))
+			return nil
+		}})
+	goJob(area.Job{Name: "board retention", Every: time.Hour, Run: l.prune, Once: "board retention"})
 	if a.Config.Simulator {
 		goLoop("simulator", time.Second, func(context.Context) error { l.fleet.SimulateStep(time.Now()); return nil })
 	}
@@ -209,13 +236,16 @@ func (a *Area) Start(ctx context.Context) (stop func()) {
 		goLoop("dcgm", a.Config.DCGMInterval, func(ctx context.Context) error { return l.scrape(ctx, sc) })
 	}
 	if a.Config.AutoRelease > 0 {
-		goLoop("auto-release", 30*time.Second, l.autoRelease)
+		goJob(area.Job{Name: "board auto-release", Every: 30 * time.Second, Run: l.autoRelease, Once: "board auto-release"})
 	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			cancel()
 			wg.Wait()
+			if l.rollOther.Load() {
+				return // another replica writes the rollups
+			}
 			// The last rollups, written with a context of their own: the
 			// serving context is already over.
 			fctx, done := context.WithTimeout(context.Background(), 10*time.Second)
@@ -240,11 +270,6 @@ func (l *live) start(ctx context.Context) {
 		}
 	}
 	now := time.Now()
-	if n, err := a.Store.CloseStaleAlerts(ctx, now); err != nil {
-		a.Log.Warn("board start: stale alerts not closed", "err", err)
-	} else if n > 0 {
-		a.Log.Info("closed alerts left open by the last run", "alerts", n)
-	}
 	if err := l.refreshAlerts(ctx); err != nil {
 		a.Log.Warn("board start: alerts not loaded", "err", err)
 	}
@@ -325,6 +350,41 @@ type alertDetail struct {
 	Token     string              `json:"token,omitempty"`
 	UUID      string              `json:"uuid,omitempty"`
 	Known     string              `json:"registered_host,omitempty"`
+}
+
+// staleCloseWithin is how soon after start a replica that takes the board's
+// alerts lease closes the episodes the last run left open: a lease taken
+// that soon was free at start, so no live replica was raising them (one
+// taken over later is another's, whose episodes are live).
+const staleCloseWithin = 30 * time.Second
+
+// persistEvents is the alerts lease holder's round: on its first, right
+// after start, it closes the episodes left open by the last run (the live
+// state opens them again if they persist); then it writes the episodes.
+func (l *live) persistEvents(ctx context.Context, started time.Time) error {
+	if !l.staleChecked {
+		l.staleChecked = true
+		if time.Since(started) < staleCloseWithin {
+			if n, err := l.a.Store.CloseStaleAlerts(ctx, started); err != nil {
+				l.a.Log.Warn("board: stale alerts not closed", "err", err)
+			} else if n > 0 {
+				l.a.Log.Info("closed alerts left open by the last run", "alerts", n)
+			}
+		}
+	}
+	return l.processEvents(ctx)
+}
+
+// dropEvents is the round of a replica without the alerts lease: the
+// holder writes the episodes; this one forgets its own and lists the
+// holder's every few seconds.
+func (l *live) dropEvents(ctx context.Context) error {
+	l.fleet.TakeEvents()
+	if time.Since(l.alertsReadAt) < 5*time.Second {
+		return nil
+	}
+	l.alertsReadAt = time.Now()
+	return l.refreshAlerts(ctx)
 }
 
 // processEvents turns alert episodes into alerts (and notifications).

@@ -16,7 +16,7 @@ const tickEvery = 10 * time.Second
 // Jobs is the booking tick. Every process runs one; Tick is idempotent
 // and serialised per card type, so several processes agree.
 func (a *Area) Jobs() []area.Job {
-	return []area.Job{{Name: "booking tick", Every: tickEvery, Run: a.tick}}
+	return []area.Job{{Name: "booking tick", Every: tickEvery, Run: a.tick, Once: "booking tick"}}
 }
 
 func (a *Area) tick(ctx context.Context) error {

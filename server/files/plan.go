@@ -221,5 +221,5 @@ func (a *Area) Jobs() []area.Job {
 	return []area.Job{{Name: "card-hour plan sync", Every: syncEvery, Run: func(ctx context.Context) error {
 		a.files.reconcileIfPending(ctx)
 		return a.files.syncPlans(ctx, true)
-	}}}
+	}, Once: "plan sync"}}
 }

@@ -37,7 +37,7 @@ func (a *Area) Jobs() []area.Job {
 			return nil
 		}
 		return err
-	}}}
+	}, Once: "ledger pass"}}
 }
 
 // settle runs one pass.

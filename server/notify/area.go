@@ -61,7 +61,7 @@ func (a *Area) Jobs() []area.Job {
 		{Name: "reminder scan", Every: a.Config.ReminderEvery, Run: func(ctx context.Context) error {
 			_, err := a.Store.ScanReminders(ctx)
 			return err
-		}},
+		}, Once: "reminder scan"},
 		{Name: "notice sender", Every: time.Second, Run: a.Drain},
 	}
 }

@@ -113,6 +113,19 @@ func (p *Process) Stop(t *testing.T) {
 	})
 }
 
+// Kill ends the process with SIGKILL, as a crash would: nothing it holds is
+// given up. Stop after it does nothing.
+func (p *Process) Kill(t *testing.T) {
+	p.once.Do(func() {
+		_ = p.cmd.Process.Kill()
+		err := <-p.done
+		p.done <- err
+	})
+}
+
+// Pid is the process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // processEnv is the environment without the developer's own CARDHOUR_* settings.
 func processEnv(t *testing.T, vars map[string]string) []string {
 	var environ []string
