@@ -139,6 +139,7 @@ func (s *Store) runBookingBatch(batch []*bookingJob) {
 	// cancel the others' bookings.
 	err := s.retryTx(context.WithoutCancel(live[0].ctx), createBookingOp, func(tx *gorm.DB) error { return s.writeJobs(tx, live) })
 	if err == nil {
+		s.maybePruneBookChanges(live[0].ctx)
 		return
 	}
 	if len(live) == 1 {
@@ -165,6 +166,9 @@ func (s *Store) writeJobs(tx *gorm.DB, jobs []*bookingJob) error {
 		j.res, j.err = res, refused
 	}
 	if err := flushDeferred(tx); err != nil {
+		return err
+	}
+	if err := s.endBatchLog(tx); err != nil {
 		return err
 	}
 	for _, j := range jobs {

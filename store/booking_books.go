@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -31,6 +32,10 @@ type bookKeep struct {
 	mu      sync.Mutex
 	books   map[int64]*typeBook
 	mutexes map[int64]*sync.Mutex // per card type, see lockCardType
+	stats   bookLogStats
+	// nextPrune is the count of logged batches at which the change log
+	// is pruned next (booking_changes.go).
+	nextPrune atomic.Int64
 }
 
 // typeBook is what one card type's placement needs.
@@ -71,6 +76,7 @@ type typeNote struct {
 	dirty    bool            // it changed something the book cannot replay
 	book     *typeBook       // the book it found current, if any
 	cardType *CardType       // the type's row as the lock found it
+	logAtEnd bool            // the batch writes its changes to the log at its end
 }
 
 // lockedNote is the type's note when tx holds the type's lock already.
@@ -165,6 +171,9 @@ func (k *bookKeep) applyNotes(n *txNotes) {
 	defer k.mu.Unlock()
 	for typeID, tn := range n.types {
 		b := k.books[typeID]
+		if b != nil && tn.gen != 0 && b.gen >= tn.gen {
+			continue // brought past this generation from the log already
+		}
 		if tn.dirty || b == nil || tn.gen == 0 || b.gen != tn.gen-1 {
 			delete(k.books, typeID)
 			continue
@@ -211,11 +220,25 @@ func (s *Store) keptBook(tx *gorm.DB, typeID int64) (*typeBook, error) {
 	s.books.mu.Lock()
 	b := s.books.books[typeID]
 	s.books.mu.Unlock()
-	if b == nil || b.gen != tn.gen-1 {
+	if b != nil && b.gen != tn.gen-1 {
+		// Another process changed the type since: its changes are in the
+		// log, unless pruned.
+		ok, err := s.catchUp(tx, typeID, b, tn.gen-1)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			tn.book = b
+			return b, nil
+		}
+		b = nil
+	}
+	if b == nil {
 		var err error
 		if b, err = s.readBook(tx, typeID, tn.gen-1); err != nil {
 			return nil, err
 		}
+		s.books.stats.fullReads.Add(1)
 		s.books.mu.Lock()
 		s.books.books[typeID] = b
 		s.books.mu.Unlock()

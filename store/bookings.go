@@ -209,10 +209,11 @@ func (s *Store) lockCardType(tx *gorm.DB, id int64, ct *CardType) error {
 			return errs.E(errs.NotFound, op, "cardtype.not_found")
 		}
 		*ct = row.CardType
-		if tn := noteLocked(tx, id, row.BookingGen); tn != nil {
+		tn := noteLocked(tx, id, row.BookingGen)
+		if tn != nil {
 			tn.cardType = &row.CardType
 		}
-		return nil
+		return s.logLocked(tx, tn, id, row.BookingGen)
 	}
 	// Within one process, transactions of a type queue on a Go mutex
 	// first, so that at most one per process waits for the row lock:
@@ -241,6 +242,9 @@ func (s *Store) lockCardType(tx *gorm.DB, id int64, ct *CardType) error {
 		return err
 	}
 	tn := noteLocked(tx, id, gen)
+	if err := s.logLocked(tx, tn, id, gen); err != nil {
+		return err
+	}
 	b, err := s.currentBook(tx, id)
 	if err != nil {
 		return err

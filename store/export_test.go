@@ -248,3 +248,42 @@ func (s *Store) LockRowsCrosswise(ctx context.Context, retry bool, first, second
 // ConsecutiveIDs says whether the store trusts a multi-row insert's ids to
 // be consecutive (decided at Open).
 func (s *Store) ConsecutiveIDs() bool { return s.consecutiveIDs }
+
+// BookReads counts how this store brought its placement books up to date:
+// books read whole, books caught up from the change log, and the log rows
+// it read.
+func (s *Store) BookReads() (full, fromLog, logRows int64) {
+	st := &s.books.stats
+	return st.fullReads.Load(), st.logCatchUps.Load(), st.logRows.Load()
+}
+
+// PruneBookChanges drops the change log's generations written before t.
+func (s *Store) PruneBookChanges(ctx context.Context, t time.Time) error {
+	return s.pruneBookChanges(ctx, t)
+}
+
+// BookQuotaDrift lists each quota of the type whose total in this store's
+// kept book differs from the database's, as "quota id: book vs db"; none
+// when the store keeps no book of the type.
+func (s *Store) BookQuotaDrift(ctx context.Context, typeID int64) ([]string, error) {
+	s.books.mu.Lock()
+	b := s.books.books[typeID]
+	var inBook []Quota
+	if b != nil {
+		for _, qs := range b.quotas {
+			inBook = append(inBook, qs...)
+		}
+	}
+	s.books.mu.Unlock()
+	var out []string
+	for _, q := range inBook {
+		var db Quota
+		if err := s.read(ctx).First(&db, q.ID).Error; err != nil {
+			return nil, err
+		}
+		if db.UsedCardSeconds != q.UsedCardSeconds {
+			out = append(out, fmt.Sprintf("%d: %d vs %d", q.ID, q.UsedCardSeconds, db.UsedCardSeconds))
+		}
+	}
+	return out, nil
+}

@@ -13,6 +13,10 @@
 //
 //	go run ./e2e/loadbooking -server http://127.0.0.1:8080 -token cht_… -clients 64 -duration 20s -cards 16
 //
+// -server takes several portals, comma-separated (replicas on one
+// database): each booking request goes to the next one in turn, so one
+// run drives one replica or three.
+//
 // By default each client sends its next request as soon as the last one is
 // answered (closed loop): the figure is the most the server sustains, and
 // the latency includes the queue in front of the booking lock. With -rate,
@@ -21,8 +25,11 @@
 // was due, so a server falling behind shows as latency instead of being
 // hidden by clients that simply wait.
 //
-// The exit status is 1 when a double booking, a server error or a
-// mismatch between the bookings made and those read back is found.
+// The summary tells conflicts (409: no free card, or the quota) apart from
+// busy answers (503 or code unavailable: the server gave up waiting, e.g.
+// for the booking lock) and other failures. The exit status is 1 when a
+// double booking, a failure that is neither, or a mismatch between the
+// bookings made and those read back is found.
 package main
 
 import (
@@ -42,11 +49,26 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
+// errorCode is the code of a JSON error answer, "" for any other body.
+func errorCode(raw []byte) string {
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return ""
+	}
+	return e.Error.Code
+}
+
 type options struct {
 	server   string
+	servers  []string
 	token    string
 	clients  int
 	duration time.Duration
@@ -61,7 +83,7 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.server, "server", "http://127.0.0.1:8080", "base URL of the portal")
+	flag.StringVar(&o.server, "server", "http://127.0.0.1:8080", "base URL of the portal; several, comma-separated, take the booking requests in turn")
 	flag.StringVar(&o.token, "token", os.Getenv("CARDHOUR_TOKEN"), "an admin's API token (default $CARDHOUR_TOKEN)")
 	flag.IntVar(&o.clients, "clients", 64, "concurrent clients")
 	flag.DurationVar(&o.duration, "duration", 20*time.Second, "how long to book")
@@ -77,7 +99,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadbooking: -token (an admin's API token) is required; issue one with `cardhour token --user admin`")
 		os.Exit(2)
 	}
-	o.server = strings.TrimRight(o.server, "/")
+	for _, u := range strings.Split(o.server, ",") {
+		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" {
+			o.servers = append(o.servers, u)
+		}
+	}
+	if len(o.servers) == 0 {
+		fmt.Fprintln(os.Stderr, "loadbooking: -server names no portal")
+		os.Exit(2)
+	}
+	o.server = o.servers[0] // fixtures and the read-back go to the first
 	sum, err := run(context.Background(), o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadbooking:", err)
@@ -104,7 +135,9 @@ type summary struct {
 	Requests       int            `json:"requests"`
 	Booked         int            `json:"booked"`
 	Conflicts      int            `json:"conflicts"`
+	Busy           int            `json:"busy"`
 	Errors         int            `json:"errors"`
+	PerServer      map[string]int `json:"per_server,omitempty"` // requests sent to each
 	Statuses       map[string]int `json:"statuses"`
 	BookingsPerSec float64        `json:"bookings_per_s"`
 	RequestsPerSec float64        `json:"requests_per_s"`
@@ -120,13 +153,17 @@ type summary struct {
 
 func (s summary) print(w io.Writer) {
 	fmt.Fprintf(w, "loadbooking: %d clients for %.1f s on %d cards of %s at %s\n", s.Clients, s.Seconds, s.Cards, s.CardType, s.Server)
+	if len(s.PerServer) > 1 {
+		fmt.Fprintf(w, "  per server      %v\n", s.PerServer)
+	}
 	if s.Rate > 0 {
 		fmt.Fprintf(w, "  open loop       %.0f requests/s offered; latency counts from when each was due\n", s.Rate)
 	}
 	fmt.Fprintf(w, "  requests        %7d  %8.1f/s\n", s.Requests, s.RequestsPerSec)
 	fmt.Fprintf(w, "  booked (201)    %7d  %8.1f/s\n", s.Booked, s.BookingsPerSec)
-	fmt.Fprintf(w, "  conflict (409)  %7d  %7.1f %%\n", s.Conflicts, 100*s.ConflictRate)
-	fmt.Fprintf(w, "  other answers   %7d  %v\n", s.Errors, s.Statuses)
+	fmt.Fprintf(w, "  conflict (409)  %7d  %7.1f %%  (no free card, or the quota)\n", s.Conflicts, 100*s.ConflictRate)
+	fmt.Fprintf(w, "  busy            %7d  (503 / unavailable: the server gave up waiting)\n", s.Busy)
+	fmt.Fprintf(w, "  other failures  %7d  %v\n", s.Errors, s.Statuses)
 	fmt.Fprintf(w, "  latency ms      p50 %.1f  p90 %.1f  p99 %.1f  max %.1f\n", s.P50ms, s.P90ms, s.P99ms, s.MaxMs)
 	verdict := "OK"
 	if s.DoubleBookings > 0 || s.ReadBack != s.Booked {
@@ -321,6 +358,8 @@ func memberToken(ctx context.Context, base, username, password string) (string, 
 // result is one booking request's outcome.
 type result struct {
 	status  int
+	busy    bool
+	server  string
 	latency time.Duration
 	id      int64
 	err     string
@@ -343,6 +382,12 @@ func run(ctx context.Context, o options) (summary, error) {
 	const step = 5 * time.Minute
 
 	results := make([][]result, o.clients)
+	// Booking requests go to the portals in turn.
+	var turn atomic.Uint64
+	members := make([]*client, len(o.servers))
+	for i, u := range o.servers {
+		members[i] = &client{base: u, token: f.member.token, hc: hc}
+	}
 	deadline := time.Now().Add(o.duration)
 	var wg sync.WaitGroup
 	began := time.Now()
@@ -393,9 +438,13 @@ func run(ctx context.Context, o options) (summary, error) {
 				if !sendAt.IsZero() {
 					t0 = sendAt
 				}
-				status, raw, err := f.member.do(ctx, http.MethodPost, "/api/v1/bookings", body, &out)
-				r := result{status: status, latency: time.Since(t0), id: out.ID}
+				member := members[(turn.Add(1)-1)%uint64(len(members))]
+				status, raw, err := member.do(ctx, http.MethodPost, "/api/v1/bookings", body, &out)
+				r := result{status: status, latency: time.Since(t0), id: out.ID, server: member.base}
 				switch {
+				case err == nil && (status == http.StatusServiceUnavailable || errorCode(raw) == "unavailable"):
+					r.busy = true
+					r.err = fmt.Sprintf("status %d: %s", status, bytes.TrimSpace(raw))
 				case err != nil:
 					r.err = err.Error()
 				case status == http.StatusCreated && len(out.Cards) != 1:
@@ -410,14 +459,18 @@ func run(ctx context.Context, o options) (summary, error) {
 	wg.Wait()
 	elapsed := time.Since(began)
 
-	s := summary{Server: o.server, CardType: f.cardType, Clients: o.clients, Rate: o.rate, Cards: o.cards, Seconds: elapsed.Seconds(), Statuses: map[string]int{}}
+	s := summary{Server: strings.Join(o.servers, ","), CardType: f.cardType, Clients: o.clients, Rate: o.rate, Cards: o.cards,
+		Seconds: elapsed.Seconds(), Statuses: map[string]int{}, PerServer: map[string]int{}}
 	var lat []time.Duration
 	made := map[int64]bool{}
 	for _, rs := range results {
 		for _, r := range rs {
 			s.Requests++
+			s.PerServer[r.server]++
 			lat = append(lat, r.latency)
 			switch {
+			case r.busy:
+				s.Busy++
 			case r.err != "":
 				s.Errors++
 				s.Statuses[fmt.Sprint(r.status)]++
