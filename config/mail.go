@@ -12,7 +12,7 @@ import (
 // secretOption tells which options are secrets: their values never become
 // a flag default, so `cardhour serve -h` cannot print them.
 func secretOption(flag string) bool {
-	return flag == "smtp-password"
+	return flag == "smtp-password" || flag == "redis" // a Redis URL may carry its password
 }
 
 // loadMail reads the SMTP settings. The password is taken as given (spaces

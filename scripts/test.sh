@@ -44,10 +44,12 @@ section "mariadb"
 start_mariadb
 start_versitygw
 start_mailpit
+start_redis
 export_chrome
 echo "CARDHOUR_TEST_MYSQL=$CARDHOUR_TEST_MYSQL"
 echo "CARDHOUR_TEST_CHROME=$CARDHOUR_TEST_CHROME"
 echo "CARDHOUR_TEST_SMTP_ADDR=$CARDHOUR_TEST_SMTP_ADDR"
+echo "CARDHOUR_TEST_REDIS=$CARDHOUR_TEST_REDIS"
 
 go_test() {
 	if [[ -z "$(go list ./... 2>/dev/null)" ]]; then
