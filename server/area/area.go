@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"cardhour/cluster"
 	"cardhour/config"
 	"cardhour/errs"
 	"cardhour/server/response"
@@ -21,6 +22,9 @@ type Deps struct {
 	Config config.Config
 	Log    *slog.Logger
 	Pages  *response.Pages
+	// Cluster is what the replicas share (samples, invalidations, rate
+	// limits); cluster.Local when there is one process.
+	Cluster cluster.Cluster
 }
 
 // Job is background work an area does every Every until the portal stops.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"cardhour/cluster"
 	"cardhour/errs"
 	"cardhour/server/area"
 	"cardhour/store"
@@ -38,13 +39,22 @@ type live struct {
 
 	warned map[int64]time.Time // bookings the auto-release policy warned, and when (loop-owned)
 	tokens tokenCache          // agent tokens recently found valid
+
+	// cluster shares each batch this replica receives with the others and
+	// brings theirs (shared.go); reload asks the inventory loop for a
+	// reload now (another replica changed the inventory).
+	cluster cluster.Cluster
+	reload  chan struct{}
 }
 
 // maxUnsaved bounds the rollups kept while the database is unreachable.
 const maxUnsaved = 200000
 
 func newLive(a *Area, reg *prometheus.Registry) *live {
-	l := &live{a: a, warned: map[int64]time.Time{}}
+	l := &live{a: a, warned: map[int64]time.Time{}, cluster: a.Cluster, reload: make(chan struct{}, 1)}
+	if l.cluster == nil {
+		l.cluster = cluster.NewLocal()
+	}
 	// Until a card shows its own rhythm, a sample vouches for a few of its
 	// source's intervals: the agent's second, the DCGM scrape's interval.
 	l.fleet = telemetry.NewFleet(telemetry.Options{Thresholds: a.Config.Thresholds, Location: a.Config.TZ,
@@ -52,6 +62,7 @@ func newLive(a *Area, reg *prometheus.Registry) *live {
 			telemetry.SourceSimulator: time.Second}})
 	l.metrics = newBoardMetrics(reg, l.fleet)
 	l.hub = newHub(l.fleet, l.openAlerts, l.metrics, defaultHubOptions())
+	l.cluster.Subscribe(cluster.TopicSamples, l.applyShared)
 	return l
 }
 
@@ -197,6 +208,11 @@ func (a *Area) Start(ctx context.Context) (stop func()) {
 	}()
 	goLoop("holds", 5*time.Second, l.refreshHolds)
 	goLoop("inventory", 30*time.Second, l.refreshInventory)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		l.reloadOnChange(ctx)
+	}()
 	goLoop("alerts", time.Second, l.processEvents)
 	goLoop("unregistered", 10*time.Second, l.parkUnknown)
 	goLoop("rollups", 20*time.Second, func(ctx context.Context) error { return l.saveRollups(ctx, time.Now().Add(-5*time.Second)) })
@@ -270,7 +286,15 @@ func (l *live) ingest(ctx context.Context, samples []telemetry.Sample, src telem
 	if err := l.ensureFresh(ctx, time.Minute); err != nil {
 		return telemetry.IngestResult{}, err
 	}
-	res := l.fleet.IngestFrom(samples, src, origin, time.Now())
+	arrival := time.Now()
+	res := l.fleet.IngestFrom(samples, src, origin, arrival)
+	l.share(ctx, samples, src, origin, arrival)
+	return res, l.counted(ctx, res, src)
+}
+
+// counted reloads the inventory when unknown cards reported and counts
+// the batch.
+func (l *live) counted(ctx context.Context, res telemetry.IngestResult, src telemetry.Source) error {
 	if res.Unknown > 0 {
 		// A card an admin just added reports before the next scheduled
 		// reload: reload now (at most every few seconds), so it is not
@@ -280,7 +304,7 @@ func (l *live) ingest(ctx context.Context, samples []telemetry.Sample, src telem
 		l.refreshMu.Unlock()
 		if stale {
 			if err := l.refreshInventory(ctx); err != nil {
-				return res, err
+				return err
 			}
 		}
 	}
@@ -288,7 +312,7 @@ func (l *live) ingest(ctx context.Context, samples []telemetry.Sample, src telem
 	m.WithLabelValues(string(src), "accepted").Add(float64(res.Accepted))
 	m.WithLabelValues(string(src), "unknown").Add(float64(res.Unknown))
 	m.WithLabelValues(string(src), "ignored").Add(float64(res.Ignored))
-	return res, nil
+	return nil
 }
 
 func (l *live) scrape(ctx context.Context, sc *telemetry.Scraper) error {
