@@ -51,6 +51,9 @@ type Cluster interface {
 // Counter is implemented by clusters whose counters are shared (Redis):
 // fixed windows of counts, for rate limits across replicas.
 type Counter interface {
+	// Shared tells whether the counters are reachable now (callers skip
+	// them during an outage rather than wait on each call).
+	Shared() bool
 	// Incr counts one under key and returns the count in key's window
 	// (which starts with the first count and lasts window) and what is
 	// left of the window.

@@ -24,16 +24,31 @@ func redisURL(t *testing.T) string {
 	return u
 }
 
-// redisCtl stops or starts that server (scripts/redis-ctl.sh).
-func redisCtl(t *testing.T, action string) {
+// ownRedis starts a redis-server of the test's own (scripts/redis-ctl.sh
+// in a temporary directory), which it may stop and start without
+// disturbing the other packages' tests on the shared one; ctl drives it.
+func ownRedis(t *testing.T) (url string, ctl func(action string)) {
 	t.Helper()
-	ctl := os.Getenv("CARDHOUR_TEST_REDIS_CTL")
-	if ctl == "" {
+	script := os.Getenv("CARDHOUR_TEST_REDIS_CTL")
+	if script == "" {
 		t.Skip("CARDHOUR_TEST_REDIS_CTL not set: run under scripts/testenv.sh")
 	}
-	if out, err := exec.Command(ctl, action).CombinedOutput(); err != nil {
-		t.Fatalf("redis-ctl %s: %v\n%s", action, err, out)
+	dir := t.TempDir()
+	ctl = func(action string) {
+		t.Helper()
+		cmd := exec.Command(script, action)
+		cmd.Env = append(os.Environ(), "CARDHOUR_TEST_REDIS_DIR="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("redis-ctl %s: %v\n%s", action, err, out)
+		}
 	}
+	ctl("start")
+	t.Cleanup(func() { ctl("stop") })
+	port, err := os.ReadFile(dir + "/port")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "redis://127.0.0.1:" + strings.TrimSpace(string(port)) + "/0", ctl
 }
 
 // syncBuffer is a log both the cluster and the test touch.
@@ -218,9 +233,7 @@ func TestRedisCounter(t *testing.T) {
 // logged however many calls fail, and once Redis is back the replicas
 // rejoin by themselves, tell OnRejoin and share again.
 func TestRedisOutageAndRecovery(t *testing.T) {
-	url := redisURL(t)
-	redisCtl(t, "status")
-	t.Cleanup(func() { redisCtl(t, "start") })
+	url, redisCtl := ownRedis(t)
 	var log syncBuffer
 	a := open(t, url, slog.New(slog.NewTextHandler(&log, nil)))
 	b := open(t, url, nil)
@@ -232,7 +245,7 @@ func TestRedisOutageAndRecovery(t *testing.T) {
 	a.OnRejoin(func() { once.Do(rejoined.Done) })
 	published(t, a, cluster.TopicInvalidate, "before", func() bool { return len(inb.all()) > 0 })
 
-	redisCtl(t, "stop")
+	redisCtl("stop")
 	start := time.Now()
 	failures := 0
 	for range 20 {
@@ -258,7 +271,7 @@ func TestRedisOutageAndRecovery(t *testing.T) {
 		t.Fatalf("%d outage warnings, want one per outage:\n%s", n, log.String())
 	}
 
-	redisCtl(t, "start")
+	redisCtl("start")
 	done := make(chan struct{})
 	go func() { rejoined.Wait(); close(done) }()
 	select {
@@ -278,5 +291,22 @@ func TestRedisOutageAndRecovery(t *testing.T) {
 		if m == "during" {
 			t.Fatal("a message published during the outage arrived")
 		}
+	}
+}
+
+// Close ends the subscription's wait at once: a replica's shutdown does
+// not wait on Redis.
+func TestRedisCloseIsPrompt(t *testing.T) {
+	r, err := cluster.NewRedis(redisURL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // subscribed and waiting
+	start := time.Now()
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Fatalf("Close took %s", d)
 	}
 }

@@ -57,6 +57,8 @@ type Redis struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	psMu   sync.Mutex
+	ps     *redis.PubSub // the subscription now, closed by Close to end a wait
 }
 
 // NewRedis connects to the Redis at url (redis://[:password@]host:port/db,
@@ -149,6 +151,11 @@ func (r *Redis) Shared() bool {
 // Close stops listening and closes the connections.
 func (r *Redis) Close() error {
 	r.cancel()
+	r.psMu.Lock()
+	if r.ps != nil {
+		_ = r.ps.Close()
+	}
+	r.psMu.Unlock()
 	r.wg.Wait()
 	return r.client.Close()
 }
@@ -224,7 +231,18 @@ func (r *Redis) listen() {
 // session subscribes, then receives until the connection fails.
 func (r *Redis) session() error {
 	ps := r.client.PSubscribe(r.ctx, prefix+"*")
-	defer ps.Close()
+	r.psMu.Lock()
+	r.ps = ps
+	r.psMu.Unlock()
+	defer func() {
+		r.psMu.Lock()
+		r.ps = nil
+		r.psMu.Unlock()
+		_ = ps.Close()
+	}()
+	if r.ctx.Err() != nil {
+		return r.ctx.Err()
+	}
 	ctx, cancel := context.WithTimeout(r.ctx, opTimeout)
 	_, err := ps.Receive(ctx) // the subscription's confirmation
 	cancel()

@@ -36,7 +36,7 @@ func sharedKey(key string) string {
 // blockedShared is blocked across the replicas (zero without, or while
 // the counter is unreachable).
 func (l *loginLimiter) blockedShared(ctx context.Context, key string) time.Duration {
-	if l.shared == nil {
+	if l.shared == nil || !l.shared.Shared() {
 		return 0
 	}
 	n, left, err := l.shared.Count(ctx, sharedKey(key))
@@ -49,13 +49,13 @@ func (l *loginLimiter) blockedShared(ctx context.Context, key string) time.Durat
 // failShared and resetShared keep the shared count; a failure to reach it
 // leaves the process's count to hold on its own.
 func (l *loginLimiter) failShared(ctx context.Context, key string) {
-	if l.shared != nil {
+	if l.shared != nil && l.shared.Shared() {
 		_, _, _ = l.shared.Incr(ctx, sharedKey(key), l.window)
 	}
 }
 
 func (l *loginLimiter) resetShared(ctx context.Context, key string) {
-	if l.shared != nil {
+	if l.shared != nil && l.shared.Shared() {
 		_ = l.shared.Reset(ctx, sharedKey(key))
 	}
 }

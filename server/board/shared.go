@@ -35,12 +35,10 @@ func (l *live) share(ctx context.Context, samples []telemetry.Sample, src teleme
 	_ = l.cluster.Publish(context.WithoutCancel(ctx), cluster.TopicSamples, b)
 }
 
-// sharing tells whether other replicas may hear: always with Redis (a
-// publish is how an outage ends too), never in one process.
-func (l *live) sharing() bool {
-	_, local := l.cluster.(*cluster.Local)
-	return !local
-}
+// sharing tells whether other replicas may hear: never in one process,
+// and not during a Redis outage — ingest does not wait on a dead server
+// for every batch; the cluster notices the end of the outage itself.
+func (l *live) sharing() bool { return l.cluster.Shared() }
 
 // applyShared takes a batch another replica received into this fleet: the
 // board shows it, the receiving replica accounts for it.
