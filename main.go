@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"cardhour/cluster"
 	"cardhour/config"
 	"cardhour/errs"
 	"cardhour/objects"
@@ -164,7 +165,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return fmt.Errorf("CARDHOUR_ADDR %s: %w", cfg.Addr, err)
 	}
-	srv := server.New(cfg, st, log, version)
+	cl, err := cluster.Open(cfg.Redis, log)
+	if err != nil {
+		return fmt.Errorf("CARDHOUR_REDIS: %w", err)
+	}
+	defer cl.Close()
+	if cfg.Redis != "" {
+		log.Info("replicas share live state through Redis (CARDHOUR_REDIS)")
+	}
+	srv := server.NewShared(cfg, st, log, version, cl)
 	if err := startObjects(ctx, cfg, srv, log); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"cardhour/cluster"
 	"cardhour/objects"
 	"cardhour/telemetry"
 )
@@ -44,6 +45,10 @@ type Config struct {
 	NoShowAfter  time.Duration        // end untouched bookings as no-shows after this long; 0 = off
 	KeepMinutes  time.Duration        // retention of the minute rollups
 	KeepHours    time.Duration        // retention of the hour rollups
+
+	// Redis is what the replicas share live state through (cluster.Open);
+	// empty = one process, nothing shared.
+	Redis string
 
 	// Versioned task files (plans, scripts, configs).
 	Objects      objects.Location    // where file versions are kept
@@ -114,6 +119,7 @@ var Options = []Option{
 	{"notice-tries", "CARDHOUR_NOTICE_TRIES", "8", "tries a mail or chat notice gets before it is marked failed and admins are told (1–20)"},
 	{"notice-backoff", "CARDHOUR_NOTICE_BACKOFF", "30s", "wait after a notice's first failed try; each later wait is three times longer, at most an hour (1s–1h)"},
 	{"smtp-from", "CARDHOUR_SMTP_FROM", "", "From address of mail notices, e.g. 卡时 <noreply@example.com>; required with CARDHOUR_SMTP_ADDR"},
+	{"redis", "CARDHOUR_REDIS", "", "Redis the replicas share live state through (samples, cache invalidations, login rate limits): redis://[:password@]host:port/db or rediss://… (TLS); empty = one process, nothing shared"},
 	{"log-level", "CARDHOUR_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "CARDHOUR_LOG_FORMAT", "text", "text or json"},
 }
@@ -209,6 +215,12 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	}
 	if err := c.loadMail(get, *values["smtp-password"]); err != nil {
 		return Config{}, err
+	}
+	c.Redis = strings.TrimSpace(*values["redis"])
+	if c.Redis != "" {
+		if _, err := cluster.ParseURL(c.Redis); err != nil {
+			return Config{}, fmt.Errorf("CARDHOUR_REDIS: %w", err)
+		}
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

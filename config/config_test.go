@@ -105,3 +105,30 @@ func TestReadmeListsEveryOption(t *testing.T) {
 		}
 	}
 }
+
+func TestRedisURL(t *testing.T) {
+	c, err := config.Load("serve", nil, env(nil), io.Discard)
+	if err != nil || c.Redis != "" {
+		t.Fatalf("default: Redis %q err %v, want none", c.Redis, err)
+	}
+	for _, ok := range []string{"redis://127.0.0.1:6379/0", "redis://:s3cret@redis.internal:6379/1", "rediss://default:pw@dcs.example:6380/0"} {
+		c, err := config.Load("serve", nil, env(map[string]string{"CARDHOUR_REDIS": ok}), io.Discard)
+		if err != nil || c.Redis != ok {
+			t.Errorf("%s: Redis %q err %v", ok, c.Redis, err)
+		}
+	}
+	for _, bad := range []string{"127.0.0.1:6379", "memcache://x:1", "redis://:hunter2@:6379/0", "redis://:hunter2@h:6379/db"} {
+		_, err := config.Load("serve", nil, env(map[string]string{"CARDHOUR_REDIS": bad}), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "CARDHOUR_REDIS") {
+			t.Errorf("%s: err %v, want one naming CARDHOUR_REDIS", bad, err)
+		} else if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: the error quotes the password: %v", bad, err)
+		}
+	}
+	// A URL with a password never becomes a flag default, which -h prints.
+	var help strings.Builder
+	_, _ = config.Load("serve", []string{"-h"}, env(map[string]string{"CARDHOUR_REDIS": "redis://:hunter2@h:6379/0"}), &help)
+	if strings.Contains(help.String(), "hunter2") {
+		t.Fatal("-h prints the Redis password")
+	}
+}

@@ -47,11 +47,13 @@ start_mailpit
 # Always: the cluster starts in about 10 s, so the multi-primary tests run in
 # every `make test` rather than only when someone asks for them.
 start_galera
+start_redis
 export_chrome
 echo "CARDHOUR_TEST_MYSQL=$CARDHOUR_TEST_MYSQL"
 echo "CARDHOUR_TEST_CHROME=$CARDHOUR_TEST_CHROME"
 echo "CARDHOUR_TEST_SMTP_ADDR=$CARDHOUR_TEST_SMTP_ADDR"
 echo "CARDHOUR_TEST_GALERA=${CARDHOUR_TEST_GALERA:-}"
+echo "CARDHOUR_TEST_REDIS=$CARDHOUR_TEST_REDIS"
 
 go_test() {
 	if [[ -z "$(go list ./... 2>/dev/null)" ]]; then

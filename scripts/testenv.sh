@@ -10,6 +10,7 @@
 #   start_versitygw      # builds (once) and starts versitygw; the same trap stops it
 #   start_mailpit        # builds (once) and starts mailpit (SMTP); the same trap stops it
 #   start_galera         # a three-node MariaDB Galera cluster; the same trap stops it
+#   start_redis          # starts a throwaway redis-server; the same trap stops it
 #   export_chrome
 # (Meant for scripts: the traps would end an interactive shell that sources it.
 # For a shell with the environment set, run `scripts/testenv.sh bash`.)
@@ -43,6 +44,10 @@
 #   CARDHOUR_TEST_GALERA_DIR   its directory (node1..node3: datadir, socket, ports, log)
 #   CARDHOUR_TEST_GALERA_CTL   absolute path of scripts/galera-ctl.sh (stop|start|status)
 #   CARDHOUR_TEST_NO_GALERA=1  (input) skip start_galera; the Galera tests then skip
+#   CARDHOUR_TEST_REDIS        redis://127.0.0.1:PORT/0 of a throwaway redis-server (no
+#                              persistence; start_redis)
+#   CARDHOUR_TEST_REDIS_DIR    its directory (port, pid, log)
+#   CARDHOUR_TEST_REDIS_CTL    absolute path of scripts/redis-ctl.sh (stop|start|status)
 
 # Only tighten the shell options when executed: a sourcing shell keeps its own.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
@@ -54,9 +59,11 @@ _testenv_tmp=""
 _testenv_vgw=""
 _testenv_mailpit=""
 _testenv_galera=""
+_testenv_redis=""
 
 # One EXIT trap stops everything started, whichever start ran first.
 _testenv_cleanup() {
+	stop_redis
 	stop_galera
 	stop_mailpit
 	stop_versitygw
@@ -100,6 +107,9 @@ ensure_packages() {
 	# Without CJK fonts the zh-CN screenshots are tofu boxes.
 	if ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then
 		missing+=(fonts-noto-cjk)
+	fi
+	if ! command -v redis-server >/dev/null 2>&1 && [[ ! -x /usr/bin/redis-server ]]; then
+		missing+=(redis-server)
 	fi
 	if ((${#missing[@]} == 0)); then
 		echo "testenv: packages present"
@@ -304,6 +314,39 @@ stop_galera() {
 	echo "testenv: Galera stopped, $dir removed"
 }
 
+# redis-server: the replicas' shared live state (cluster/), Debian's package
+# (see scripts/redis-ctl.sh).
+start_redis() {
+	local ctl="$_testenv_dir/redis-ctl.sh"
+	_testenv_redis="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-redis.XXXXXX")"
+	trap _testenv_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	export CARDHOUR_TEST_REDIS_DIR="$_testenv_redis"
+	export CARDHOUR_TEST_REDIS_CTL="$ctl"
+	local try
+	for try in 1 2 3; do
+		if "$ctl" start; then
+			break
+		fi
+		((try < 3)) || return 1
+		echo "testenv: redis-server did not start, picking another port" >&2
+		rm -f "$_testenv_redis/port"
+	done
+	export CARDHOUR_TEST_REDIS="redis://127.0.0.1:$(cat "$_testenv_redis/port")/0"
+	echo "testenv: redis-server on $CARDHOUR_TEST_REDIS (dir $_testenv_redis)"
+}
+
+# Idempotent, like stop_mariadb.
+stop_redis() {
+	local dir="$_testenv_redis"
+	[[ -n "$dir" && -d "$dir" ]] || return 0
+	CARDHOUR_TEST_REDIS_DIR="$dir" "$_testenv_dir/redis-ctl.sh" stop || true
+	rm -rf "$dir"
+	_testenv_redis=""
+	echo "testenv: redis-server stopped, $dir removed"
+}
+
 export_chrome() {
 	local chrome
 	chrome="$(command -v chromium || true)"
@@ -317,7 +360,7 @@ export_chrome() {
 # Executed rather than sourced: set everything up, run the command, tear down.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 	if (($# == 0)); then
-		echo "usage: $0 COMMAND [ARG...]   (or source it and call ensure_packages, start_mariadb, start_versitygw, start_mailpit, start_galera, export_chrome)" >&2
+		echo "usage: $0 COMMAND [ARG...]   (or source it and call ensure_packages, start_mariadb, start_versitygw, start_mailpit, start_galera, start_redis, export_chrome)" >&2
 		exit 2
 	fi
 	ensure_packages
@@ -325,6 +368,7 @@ if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 	start_versitygw
 	start_mailpit
 	start_galera
+	start_redis
 	export_chrome
 	# Not exec: the EXIT trap must outlive the command to stop MariaDB.
 	"$@"

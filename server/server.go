@@ -19,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"cardhour/cluster"
 	"cardhour/config"
 	"cardhour/server/account"
 	"cardhour/server/admin"
@@ -62,6 +63,13 @@ type Server struct {
 // description, one registered twice) is a programming error: New panics,
 // so every test fails until it is mended.
 func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *Server {
+	return NewShared(cfg, st, log, version, cluster.NewLocal())
+}
+
+// NewShared is New for one of several replicas sharing cl (cluster.Open
+// of CARDHOUR_REDIS): telemetry batches, cache invalidations and login
+// rate limits go through it. The caller closes cl after Run.
+func NewShared(cfg config.Config, st *store.Store, log *slog.Logger, version string, cl cluster.Cluster) *Server {
 	s := &Server{
 		cfg:     cfg,
 		store:   st,
@@ -71,7 +79,7 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 		pages:   response.NewPages(cfg, version, st),
 	}
 	s.metrics = newMetrics(prometheus.NewRegistry(), st)
-	s.deps = area.Deps{Store: st, Config: cfg, Log: log, Pages: s.pages, Holder: store.NewHolder()}
+	s.deps = area.Deps{Store: st, Config: cfg, Log: log, Pages: s.pages, Holder: store.NewHolder(), Cluster: cl}
 	d := s.deps
 	s.account = account.New(d)
 	s.admin = admin.New(d)
@@ -81,6 +89,7 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 	s.ledger = ledger.New(d)
 	s.files = files.New(d)
 	s.notify = notify.New(d)
+	s.shareChanges(cl)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
@@ -96,6 +105,28 @@ func New(cfg config.Config, st *store.Store, log *slog.Logger, version string) *
 	}
 	s.openapi = doc
 	return s
+}
+
+// shareChanges makes a change committed here forget the cached answers of
+// every replica: this one's store and board at once, the others' when the
+// cluster brings it (within a second; after an outage every replica
+// forgets everything, having missed what changed meanwhile).
+func (s *Server) shareChanges(cl cluster.Cluster) {
+	st := s.store
+	s.store.OnChange(func(c store.Change) {
+		s.board.Forget(c)
+		_ = cl.Publish(context.Background(), cluster.TopicInvalidate, []byte(c))
+	})
+	forget := func(c store.Change) {
+		st.Forget(c)
+		s.board.Forget(c)
+	}
+	cl.Subscribe(cluster.TopicInvalidate, func(b []byte) { forget(store.Change(b)) })
+	cl.OnRejoin(func() {
+		for _, c := range store.Changes {
+			forget(c)
+		}
+	})
 }
 
 // jobs is the background work of the areas: the booking tick, the ledger

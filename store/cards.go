@@ -128,6 +128,7 @@ func checkCardRefs(tx *gorm.DB, op string, in CardInput) error {
 // CreateCard adds a card.
 func (s *Store) CreateCard(ctx context.Context, in CardInput) (*Card, error) {
 	const op = "store.CreateCard"
+	defer s.changed(ChangeInventory) // after the commit: every replica reloads its inventory
 	if err := in.validate(op); err != nil {
 		return nil, err
 	}
@@ -158,6 +159,7 @@ func (s *Store) CreateCard(ctx context.Context, in CardInput) (*Card, error) {
 // faulty card keeps its status (see checkStatusChange).
 func (s *Store) UpdateCard(ctx context.Context, id int64, in CardInput) (*Card, error) {
 	const op = "store.UpdateCard"
+	defer s.changed(ChangeInventory) // after the commit: every replica reloads its inventory
 	if err := in.validate(op); err != nil {
 		return nil, err
 	}
@@ -204,6 +206,7 @@ func (s *Store) UpdateCard(ctx context.Context, id int64, in CardInput) (*Card, 
 // retired, so the ledger keeps what it ran on.
 func (s *Store) DeleteCard(ctx context.Context, id int64) error {
 	const op = "store.DeleteCard"
+	defer s.changed(ChangeInventory) // after the commit: every replica reloads its inventory
 	return s.tx(ctx, op, func(tx *gorm.DB) error {
 		var c Card
 		if err := tx.First(&c, id).Error; err != nil {

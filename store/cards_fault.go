@@ -27,6 +27,7 @@ const faultReasonWidth = 200
 // again.
 func (s *Store) MarkCardFault(ctx context.Context, cardID int64, reason string, at time.Time) (changed bool, err error) {
 	const op = "store.MarkCardFault"
+	defer s.changed(ChangeInventory) // after the commit: every replica reloads its inventory
 	reason = truncate(strings.TrimSpace(reason), faultReasonWidth)
 	at = at.UTC().Truncate(time.Microsecond)
 	if at.IsZero() {
@@ -76,6 +77,7 @@ func (s *Store) MarkCardFault(ctx context.Context, cardID int64, reason string, 
 // alert ends with it.
 func (s *Store) ClearCardFault(ctx context.Context, cardID int64) (*Card, error) {
 	const op = "store.ClearCardFault"
+	defer s.changed(ChangeInventory) // after the commit: every replica reloads its inventory
 	var c Card
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
 		if _, err := requireAdmin(ctx, tx, op); err != nil {

@@ -116,6 +116,7 @@ func (in CardTypeInput) apply(c *CardType) {
 // CreateCardType adds a card type.
 func (s *Store) CreateCardType(ctx context.Context, in CardTypeInput) (*CardType, error) {
 	const op = "store.CreateCardType"
+	defer s.changed(ChangeInventory) // after the commit: every replica reloads its inventory
 	if err := in.validate(op); err != nil {
 		return nil, err
 	}
@@ -138,6 +139,7 @@ func (s *Store) CreateCardType(ctx context.Context, in CardTypeInput) (*CardType
 // bookings that copied them, so a price change rewrites no history.
 func (s *Store) UpdateCardType(ctx context.Context, id int64, in CardTypeInput) (*CardType, error) {
 	const op = "store.UpdateCardType"
+	defer s.changed(ChangeInventory) // after the commit: every replica reloads its inventory
 	if err := in.validate(op); err != nil {
 		return nil, err
 	}
@@ -166,6 +168,7 @@ func (s *Store) UpdateCardType(ctx context.Context, id int64, in CardTypeInput) 
 // DeleteCardType removes a card type that no card uses.
 func (s *Store) DeleteCardType(ctx context.Context, id int64) error {
 	const op = "store.DeleteCardType"
+	defer s.changed(ChangeInventory) // after the commit: every replica reloads its inventory
 	return s.tx(ctx, op, func(tx *gorm.DB) error {
 		var c CardType
 		if err := tx.First(&c, id).Error; err != nil {

@@ -44,6 +44,7 @@ func (in *HostInput) validate(op string) error {
 // CreateHost adds a host.
 func (s *Store) CreateHost(ctx context.Context, in HostInput) (*Host, error) {
 	const op = "store.CreateHost"
+	defer s.changed(ChangeInventory) // after the commit: every replica reloads its inventory
 	if err := in.validate(op); err != nil {
 		return nil, err
 	}
@@ -64,6 +65,7 @@ func (s *Store) CreateHost(ctx context.Context, in HostInput) (*Host, error) {
 // UpdateHost replaces a host's fields.
 func (s *Store) UpdateHost(ctx context.Context, id int64, in HostInput) (*Host, error) {
 	const op = "store.UpdateHost"
+	defer s.changed(ChangeInventory) // after the commit: every replica reloads its inventory
 	if err := in.validate(op); err != nil {
 		return nil, err
 	}
@@ -88,6 +90,7 @@ func (s *Store) UpdateHost(ctx context.Context, id int64, in HostInput) (*Host, 
 // DeleteHost removes a host that carries no cards.
 func (s *Store) DeleteHost(ctx context.Context, id int64) error {
 	const op = "store.DeleteHost"
+	defer s.changed(ChangeInventory) // after the commit: every replica reloads its inventory
 	return s.tx(ctx, op, func(tx *gorm.DB) error {
 		var h Host
 		if err := tx.First(&h, id).Error; err != nil {

@@ -58,6 +58,8 @@ type Store struct {
 	delivery Delivery
 	// tokenCache remembers recent token lookups (token_cache.go).
 	tokenCache tokenCache
+	// onChange is told of committed changes others may cache (changes.go).
+	onChange changeHook
 }
 
 // Options says which database to open.

@@ -146,7 +146,7 @@ func (s *Store) RevokeAPIToken(ctx context.Context, id, userID int64) error {
 	const op = "store.RevokeAPIToken"
 	// After the commit: a lookup racing the change must not keep the old
 	// answer (see token_cache.go).
-	defer s.tokenCache.forget()
+	defer s.changed(ChangeTokens)
 	return s.tx(ctx, op, func(tx *gorm.DB) error {
 		var t APIToken
 		q := tx.Where("id = ?", id)

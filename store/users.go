@@ -282,7 +282,7 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 	}
 	var u User
 	// After the commit, API tokens look their user up again (token_cache.go).
-	defer s.tokenCache.forget()
+	defer s.changed(ChangeUsers)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
 		if err := tx.First(&u, id).Error; err != nil {
 			return withKey(translate(op, err), "user.not_found")

@@ -619,6 +619,22 @@ func (f *Fleet) Ingest(samples []Sample, src Source, arrival time.Time) IngestRe
 // IngestFrom is Ingest for samples pushed by origin (the token that sent
 // them), which the cap on unregistered cards counts separately.
 func (f *Fleet) IngestFrom(samples []Sample, src Source, origin string, arrival time.Time) IngestResult {
+	return f.ingest(samples, src, origin, arrival, true)
+}
+
+// IngestShared is IngestFrom for a batch another replica received (and
+// accounts for): the live state, the card's rhythm, its alert episodes and
+// the held-idle figure follow it, but its time goes into neither the
+// rollups nor the bookings' usage, which the receiving replica writes. A
+// sample still vouches only for the time since the card's previous sample,
+// whichever replica got that one — so the replicas' rollups add up to the
+// card's time once, however its samples were spread over them. arrival is
+// the receiving replica's, so every replica places the samples alike.
+func (f *Fleet) IngestShared(samples []Sample, src Source, origin string, arrival time.Time) IngestResult {
+	return f.ingest(samples, src, origin, arrival, false)
+}
+
+func (f *Fleet) ingest(samples []Sample, src Source, origin string, arrival time.Time, own bool) IngestResult {
 	var res IngestResult
 	if len(samples) == 0 {
 		return res
@@ -680,7 +696,7 @@ func (f *Fleet) IngestFrom(samples []Sample, src Source, origin string, arrival 
 		c.lowSince = NextLowSince(c.lowSince, Quietness(r), at, t)
 		r.LowSince = c.lowSince
 		f.classify(key, c, r)
-		f.account(c, r, src)
+		f.account(c, r, src, own)
 		f.markDirty(key, arrival)
 	}
 	f.signal()
@@ -749,7 +765,11 @@ func decrement(m map[string]int, k string) {
 // its recent gaps, else its source's), and a booking is credited only with
 // the part after it began — so no minute holds more than a minute, and no
 // booking more than it has lasted.
-func (f *Fleet) account(c *card, r Reading, src Source) {
+//
+// own is false for a sample another replica received and accounts for:
+// it moves the card's clock on (so the next sample vouches only for the
+// time since this one) and counts in today's held idle, nothing more.
+func (f *Fleet) account(c *card, r Reading, src Source, own bool) {
 	at := r.Now
 	prev := c.rollAt
 	c.rollAt = at
@@ -771,6 +791,12 @@ func (f *Fleet) account(c *card, r Reading, src Source) {
 		heldIdle: c.state == StateHeldIdle}
 	if c.hold.covers(at) {
 		w.held = c.hold
+	}
+	if !own {
+		if w.heldIdle {
+			f.creditHeldIdle(from, at)
+		}
+		return
 	}
 	minute := at.UTC().Truncate(time.Minute)
 	if from.Before(minute) {
@@ -837,13 +863,7 @@ func (f *Fleet) credit(b *Rollup, c *card, from, to time.Time, w credit) {
 	}
 	if w.heldIdle {
 		b.HeldIdleSeconds += dt
-		day := to.In(f.opts.Location).Format(time.DateOnly)
-		switch {
-		case day > f.day:
-			f.day, f.heldIdleS = day, dt
-		case day == f.day:
-			f.heldIdleS += dt
-		}
+		f.creditHeldIdle(from, to)
 	}
 	h := w.held
 	if h == nil {
@@ -869,6 +889,21 @@ func (f *Fleet) credit(b *Rollup, c *card, from, to time.Time, w credit) {
 	}
 	if w.heldIdle {
 		u.HeldIdleSeconds += dh
+	}
+}
+
+// creditHeldIdle adds [from, to) to today's held-idle figure.
+func (f *Fleet) creditHeldIdle(from, to time.Time) {
+	dt := to.Sub(from).Seconds()
+	if dt <= 0 {
+		return
+	}
+	day := to.In(f.opts.Location).Format(time.DateOnly)
+	switch {
+	case day > f.day:
+		f.day, f.heldIdleS = day, dt
+	case day == f.day:
+		f.heldIdleS += dt
 	}
 }
 

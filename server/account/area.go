@@ -4,8 +4,10 @@
 package account
 
 import (
-	"cardhour/server/area"
 	"time"
+
+	"cardhour/cluster"
+	"cardhour/server/area"
 )
 
 // Area serves sign-in, the home page and the account.
@@ -16,5 +18,11 @@ type Area struct {
 
 // New builds the area.
 func New(d area.Deps) *Area {
-	return &Area{Deps: d, limiter: newLoginLimiter(10, 15*time.Minute)}
+	l := newLoginLimiter(10, 15*time.Minute)
+	// With replicas sharing counters (Redis), failed logins count across
+	// them; the process's own count stays, for when Redis is away.
+	if c, ok := d.Cluster.(cluster.Counter); ok {
+		l.shared = c
+	}
+	return &Area{Deps: d, limiter: l}
 }

@@ -31,23 +31,26 @@ func (a *Area) login(c echo.Context) error {
 	f.Values["username"] = username
 
 	key := strings.ToLower(username) + "|" + c.RealIP()
-	if wait := a.limiter.blocked(key); wait > 0 {
+	ctx := c.Request().Context()
+	if wait := max(a.limiter.blocked(key), a.limiter.blockedShared(ctx, key)); wait > 0 {
 		f.Error = p.T("auth.rate_limited", int(wait.Seconds())+1)
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
 		return response.Render(c, http.StatusTooManyRequests, web.LoginPage(p, f, next))
 	}
-	ctx := store.WithActor(c.Request().Context(), store.Actor{Username: username, IP: c.RealIP()})
+	ctx = store.WithActor(ctx, store.Actor{Username: username, IP: c.RealIP()})
 	u, err := a.Store.Authenticate(ctx, username, password)
 	if err != nil {
 		if !errs.Is(err, errs.Unauthorized) {
 			return err
 		}
 		a.limiter.fail(key)
+		a.limiter.failShared(ctx, key)
 		_ = a.Store.RecordEvent(ctx, "login_failed", "user", 0, username)
 		f.Error = p.T("auth.bad_credentials")
 		return response.Render(c, http.StatusUnauthorized, web.LoginPage(p, f, next))
 	}
 	a.limiter.reset(key)
+	a.limiter.resetShared(ctx, key)
 	ctx = store.WithActor(ctx, store.Actor{UserID: u.ID, Username: u.Username, IP: c.RealIP()})
 	token, err := a.Store.CreateSession(ctx, u.ID)
 	if err != nil {

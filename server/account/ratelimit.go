@@ -1,19 +1,63 @@
 package account
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"sync"
 	"time"
+
+	"cardhour/cluster"
 )
 
 // loginLimiter blocks a username+address after too many failed logins in a
-// window. It is per process: with several processes an attacker gets a few
-// more tries, which bcrypt's cost still makes slow.
+// window. It counts in the process (a sliding window) and, with replicas
+// sharing counters (CARDHOUR_REDIS), across them too (a fixed window from
+// the first failure): a key is blocked when either count is full. While
+// Redis is away only the process's count holds — an attacker spreading
+// tries over the replicas gets a few more, which bcrypt's cost still makes
+// slow.
 type loginLimiter struct {
 	mu      sync.Mutex
 	max     int
 	window  time.Duration
 	now     func() time.Time
 	entries map[string][]time.Time
+	shared  cluster.Counter // nil: per process only
+}
+
+// sharedKey names key's counter in Redis, without the user name or
+// address in clear.
+func sharedKey(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return "login:" + hex.EncodeToString(h[:16])
+}
+
+// blockedShared is blocked across the replicas (zero without, or while
+// the counter is unreachable).
+func (l *loginLimiter) blockedShared(ctx context.Context, key string) time.Duration {
+	if l.shared == nil || !l.shared.Shared() {
+		return 0
+	}
+	n, left, err := l.shared.Count(ctx, sharedKey(key))
+	if err != nil || n < int64(l.max) {
+		return 0
+	}
+	return left
+}
+
+// failShared and resetShared keep the shared count; a failure to reach it
+// leaves the process's count to hold on its own.
+func (l *loginLimiter) failShared(ctx context.Context, key string) {
+	if l.shared != nil && l.shared.Shared() {
+		_, _, _ = l.shared.Incr(ctx, sharedKey(key), l.window)
+	}
+}
+
+func (l *loginLimiter) resetShared(ctx context.Context, key string) {
+	if l.shared != nil && l.shared.Shared() {
+		_ = l.shared.Reset(ctx, sharedKey(key))
+	}
 }
 
 func newLoginLimiter(max int, window time.Duration) *loginLimiter {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"cardhour/cluster"
 	"cardhour/config"
 	"cardhour/errs"
 	"cardhour/server/response"
@@ -24,6 +25,9 @@ type Deps struct {
 	// Holder names this process in the leases its jobs take
 	// (store.NewHolder); empty, Loop makes one.
 	Holder string
+	// Cluster is what the replicas share (samples, invalidations, rate
+	// limits); cluster.Local when there is one process.
+	Cluster cluster.Cluster
 }
 
 // Job is background work an area does every Every until the portal stops.

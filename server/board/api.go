@@ -390,7 +390,9 @@ type bookingUsageJSON struct {
 
 // tokenCache remembers agent tokens found valid for a short while, so a
 // fleet pushing every second does not cost a database read per push. A
-// revoked token therefore keeps working for up to tokenCacheTTL.
+// revocation (here, or on another replica through the cluster) clears it
+// at once; without that news — Redis away — a revoked token keeps working
+// for up to tokenCacheTTL.
 type tokenCache struct {
 	mu     sync.Mutex
 	tokens map[string]cachedToken // hash of the secret → the token
@@ -422,6 +424,13 @@ func (tc *tokenCache) remember(secret string, t *store.APIToken) {
 	}
 	c := *t
 	tc.tokens[store.HashSecret(secret)] = cachedToken{token: &c, until: time.Now().Add(tokenCacheTTL)}
+}
+
+// clear drops every token: one was revoked, here or on another replica.
+func (tc *tokenCache) clear() {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	clear(tc.tokens)
 }
 
 // forget drops a token whose hosts changed, so the next push reads them.

@@ -515,3 +515,22 @@ func TestStoppingTheBoardWritesTheLastRollups(t *testing.T) {
 		t.Errorf("%d samples rolled up, want the 3 pushed", total)
 	}
 }
+
+// A token revoked while this process remembers it as valid is refused at
+// once, not when the cache entry expires (the revocation clears it).
+func TestRevokedAgentTokenRefusedAtOnce(t *testing.T) {
+	t.Parallel()
+	fe := newFleetEnv(t, false)
+	body := fixture(t, "nvidia-smi-units.csv")
+	tok, secret, err := fe.St.CreateTelemetryToken(fe.AdminCtx(), store.TokenAgent, "soon-revoked", "gpu-bj-h800-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := fe.push(secret, "gpu-bj-h800-01", body); r.StatusCode != http.StatusOK {
+		t.Fatalf("before the revocation: %d %s", r.StatusCode, r)
+	}
+	if err := fe.St.RevokeTelemetryToken(fe.AdminCtx(), tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	servertest.MustAPIError(t, fe.push(secret, "gpu-bj-h800-01", body), http.StatusUnauthorized, "unauthorized")
+}

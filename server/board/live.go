@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"cardhour/cluster"
 	"cardhour/errs"
 	"cardhour/server/area"
 	"cardhour/store"
@@ -43,17 +43,23 @@ type live struct {
 	// has passed, and when a replica without the lease last read the alerts.
 	staleChecked bool
 	alertsReadAt time.Time
-	// rollOther: another replica holds the rollups lease (this one dropped
-	// its rollups last round), so this one writes none at stop either.
-	rollOther atomic.Bool
-	tokens    tokenCache // agent tokens recently found valid
+	tokens       tokenCache // agent tokens recently found valid
+
+	// cluster shares each batch this replica receives with the others and
+	// brings theirs (shared.go); reload asks the inventory loop for a
+	// reload now (another replica changed the inventory).
+	cluster cluster.Cluster
+	reload  chan struct{}
 }
 
 // maxUnsaved bounds the rollups kept while the database is unreachable.
 const maxUnsaved = 200000
 
 func newLive(a *Area, reg *prometheus.Registry) *live {
-	l := &live{a: a, warned: map[int64]time.Time{}}
+	l := &live{a: a, warned: map[int64]time.Time{}, cluster: a.Cluster, reload: make(chan struct{}, 1)}
+	if l.cluster == nil {
+		l.cluster = cluster.NewLocal()
+	}
 	// Until a card shows its own rhythm, a sample vouches for a few of its
 	// source's intervals: the agent's second, the DCGM scrape's interval.
 	l.fleet = telemetry.NewFleet(telemetry.Options{Thresholds: a.Config.Thresholds, Location: a.Config.TZ,
@@ -61,6 +67,7 @@ func newLive(a *Area, reg *prometheus.Registry) *live {
 			telemetry.SourceSimulator: time.Second}})
 	l.metrics = newBoardMetrics(reg, l.fleet)
 	l.hub = newHub(l.fleet, l.openAlerts, l.metrics, defaultHubOptions())
+	l.cluster.Subscribe(cluster.TopicSamples, l.applyShared)
 	return l
 }
 
@@ -209,24 +216,24 @@ func (a *Area) Start(ctx context.Context) (stop func()) {
 	}()
 	goLoop("holds", 5*time.Second, l.refreshHolds)
 	goLoop("inventory", 30*time.Second, l.refreshInventory)
-	// Each replica keeps a live fleet of its own; what it writes of it —
-	// alert episodes, rollups, retention, auto-release — one replica
-	// writes, the holder of each lease. The others drop what the holder
-	// writes and list the alerts it opened.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		l.reloadOnChange(ctx)
+	}()
+	// Each replica keeps a live fleet (shared through the cluster when
+	// there are several). Alert episodes, retention and auto-release are
+	// written by one replica, the holder of each lease; the others drop
+	// their events and list the alerts it opened. Rollups and usage every
+	// replica writes for the samples it received: each sample vouches for
+	// the time since the card's previous sample, whichever replica got it,
+	// and the saves add up, so together they count each card's time once
+	// and nothing is lost when a replica stops or a lease moves.
 	started := time.Now()
 	goJob(area.Job{Name: "board alerts", Every: time.Second, Once: "board alerts",
 		Run: func(ctx context.Context) error { return l.persistEvents(ctx, started) }, Else: l.dropEvents})
 	goLoop("unregistered", 10*time.Second, l.parkUnknown)
-	goJob(area.Job{Name: "board rollups", Every: 20 * time.Second, Once: "board rollups",
-		Run: func(ctx context.Context) error {
-			l.rollOther.Store(false)
-			return l.saveRollups(ctx, time.Now().Add(-5*time.Second))
-		},
-		Else: func(context.Context) error {
-			l.rollOther.Store(true)
-			l.fleet.TakeRollups(time.Now().Add(-5 * time.Second))
-			return nil
-		}})
+	goLoop("rollups", 20*time.Second, func(ctx context.Context) error { return l.saveRollups(ctx, time.Now().Add(-5*time.Second)) })
 	goJob(area.Job{Name: "board retention", Every: time.Hour, Run: l.prune, Once: "board retention"})
 	if a.Config.Simulator {
 		goLoop("simulator", time.Second, func(context.Context) error { l.fleet.SimulateStep(time.Now()); return nil })
@@ -243,9 +250,6 @@ func (a *Area) Start(ctx context.Context) (stop func()) {
 		once.Do(func() {
 			cancel()
 			wg.Wait()
-			if l.rollOther.Load() {
-				return // another replica writes the rollups
-			}
 			// The last rollups, written with a context of their own: the
 			// serving context is already over.
 			fctx, done := context.WithTimeout(context.Background(), 10*time.Second)
@@ -295,7 +299,15 @@ func (l *live) ingest(ctx context.Context, samples []telemetry.Sample, src telem
 	if err := l.ensureFresh(ctx, time.Minute); err != nil {
 		return telemetry.IngestResult{}, err
 	}
-	res := l.fleet.IngestFrom(samples, src, origin, time.Now())
+	arrival := time.Now()
+	res := l.fleet.IngestFrom(samples, src, origin, arrival)
+	l.share(ctx, samples, src, origin, arrival)
+	return res, l.counted(ctx, res, src)
+}
+
+// counted reloads the inventory when unknown cards reported and counts
+// the batch.
+func (l *live) counted(ctx context.Context, res telemetry.IngestResult, src telemetry.Source) error {
 	if res.Unknown > 0 {
 		// A card an admin just added reports before the next scheduled
 		// reload: reload now (at most every few seconds), so it is not
@@ -305,7 +317,7 @@ func (l *live) ingest(ctx context.Context, samples []telemetry.Sample, src telem
 		l.refreshMu.Unlock()
 		if stale {
 			if err := l.refreshInventory(ctx); err != nil {
-				return res, err
+				return err
 			}
 		}
 	}
@@ -313,7 +325,7 @@ func (l *live) ingest(ctx context.Context, samples []telemetry.Sample, src telem
 	m.WithLabelValues(string(src), "accepted").Add(float64(res.Accepted))
 	m.WithLabelValues(string(src), "unknown").Add(float64(res.Unknown))
 	m.WithLabelValues(string(src), "ignored").Add(float64(res.Ignored))
-	return res, nil
+	return nil
 }
 
 func (l *live) scrape(ctx context.Context, sc *telemetry.Scraper) error {
