@@ -16,7 +16,7 @@ import (
 )
 
 // onceLeases are the leases of the work done once across replicas.
-var onceLeases = []string{"board alerts", "board retention", "board rollups", "booking tick", "ledger pass", "plan sync", "reminder scan"}
+var onceLeases = []string{"board alerts", "board retention", "booking tick", "ledger pass", "plan sync", "reminder scan"}
 
 // TestThreeReplicasDoEachJobOnce: three `serve` processes started together
 // on one empty MariaDB all come up (one migrates and creates the admin at a
