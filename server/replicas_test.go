@@ -21,7 +21,8 @@ var onceLeases = []string{"board alerts", "board retention", "booking tick", "le
 // TestThreeReplicasDoEachJobOnce: three `serve` processes started together
 // on one empty MariaDB all come up (one migrates and creates the admin at a
 // time); each job's lease is held by one of them; a holder killed outright
-// is replaced within 15 s, one stopped gives its leases up at once.
+// is replaced within 15 s, one stopped gives its leases up at once; a
+// new task gets one plan version, not one per replica.
 func TestThreeReplicasDoEachJobOnce(t *testing.T) {
 	t.Parallel()
 	if os.Getenv(storetest.EnvMySQL) == "" {
@@ -66,6 +67,32 @@ func TestThreeReplicasDoEachJobOnce(t *testing.T) {
 	holders := waitHeld(t, db, live, 15*time.Second)
 	tick := holders["booking tick"]
 
+	// A new task gets its card-hour plan once, not once per replica.
+	admin := servertest.CLIToken(t, bin, vars, "admin")
+	servertest.MustCallJSON(t, procs[0].URL, admin, "POST", "/api/v1/teams", map[string]any{"name": "rp-team"}, 201)
+	task := servertest.MustCallJSON(t, procs[1].URL, admin, "POST", "/api/v1/tasks", map[string]any{"team": "rp-team", "name": "rp-plan",
+		"priority": "normal", "estimate_card_hours": 40, "data_readiness": "ready"}, 201)
+	versions := func() int {
+		var out struct {
+			Total int `json:"total"`
+		}
+		status, raw := servertest.CallJSON(t, procs[2].URL, admin, "GET", fmt.Sprintf("/api/v1/tasks/%d/versions/plan/card-hours.yaml", servertest.ID(task)), nil, &out)
+		if status != 200 && status != 404 { // 404: no plan yet
+			t.Fatalf("plan versions: %d %s", status, raw)
+		}
+		return out.Total
+	}
+	for deadline := time.Now().Add(30 * time.Second); versions() == 0; time.Sleep(500 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no plan version 30 s after the task was created")
+		}
+	}
+	// Every replica's sync has come round at least once more (every 10 s).
+	time.Sleep(12 * time.Second)
+	if n := versions(); n != 1 {
+		t.Errorf("%d plan versions for one new task on three replicas, want 1", n)
+	}
+
 	// The holder of the tick dies: nothing is given up, the lease lapses.
 	byPid[tick].Kill(t)
 	delete(live, tick)
@@ -78,7 +105,7 @@ func TestThreeReplicasDoEachJobOnce(t *testing.T) {
 	byPid[next].Stop(t)
 	delete(live, next)
 	stopped := time.Now()
-	waitHeld(t, db, live, 2*time.Duration(3)*time.Second+time.Second)
+	waitHeld(t, db, live, 15*time.Second)
 	t.Logf("leases taken over %s after the holder stopped", time.Since(stopped).Round(100*time.Millisecond))
 }
 
