@@ -17,6 +17,10 @@
 //
 //	go run ./e2e/loadboard -server http://127.0.0.1:8080 -token cht_… -cards 2000 -clients 500 -duration 30s
 //
+// With several replicas, -push and -watch spread the pushes and the clients
+// over them: pushing only to A and watching only C measures a sample's way
+// from A's arrival to a frame on C (the frame's "since" is A's arrival).
+//
 // Run the portal with CARDHOUR_SIMULATOR=false so only the pushed samples
 // move the board. The exit status is 1 when pushes fail or clients drop.
 package main
@@ -45,16 +49,23 @@ import (
 	"github.com/gorilla/websocket"
 )
 
+// firstPushError keeps what the first refused push was told, for the summary.
+var firstPushError atomic.Value
+
 type options struct {
-	server   string
-	token    string
-	cards    int
-	perHost  int
-	clients  int
-	warmup   time.Duration
-	duration time.Duration
-	interval time.Duration
-	jsonOut  bool
+	server string
+	// push and watch are the replicas pushes go to and board clients watch
+	// (each spread round-robin); both default to server. Pushing to one
+	// replica and watching another measures the way through Redis.
+	push, watch []string
+	token       string
+	cards       int
+	perHost     int
+	clients     int
+	warmup      time.Duration
+	duration    time.Duration
+	interval    time.Duration
+	jsonOut     bool
 }
 
 func main() {
@@ -68,12 +79,15 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 30*time.Second, "how long to measure")
 	flag.DurationVar(&o.interval, "interval", time.Second, "how often each card reports")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the summary as one JSON object")
+	push := flag.String("push", "", "replicas the pushes go to, comma-separated (default -server)")
+	watch := flag.String("watch", "", "replicas the board clients watch, comma-separated (default -server)")
 	flag.Parse()
 	if o.token == "" {
 		fmt.Fprintln(os.Stderr, "loadboard: -token (an admin's API token) is required; issue one with `cardhour token --user admin`")
 		os.Exit(2)
 	}
 	o.server = strings.TrimRight(o.server, "/")
+	o.push, o.watch = urls(*push, o.server), urls(*watch, o.server)
 	sum, err := run(context.Background(), o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadboard:", err)
@@ -89,33 +103,55 @@ func main() {
 	}
 }
 
+// urls splits a comma-separated list of base URLs; empty is def alone.
+func urls(list, def string) []string {
+	var out []string
+	for _, u := range strings.Split(list, ",") {
+		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" {
+			out = append(out, u)
+		}
+	}
+	if len(out) == 0 {
+		return []string{def}
+	}
+	return out
+}
+
 type summary struct {
-	Server           string  `json:"server"`
-	Cards            int     `json:"cards"`
-	Hosts            int     `json:"hosts"`
-	Clients          int     `json:"clients"`
-	Seconds          float64 `json:"seconds"`
-	SamplesPerSec    float64 `json:"samples_per_s"`
-	PushP99ms        float64 `json:"push_p99_ms"`
-	PushErrors       int64   `json:"push_errors"`
-	FramesPerSec     float64 `json:"frames_per_s_per_client"`
-	BytesPerClientPS float64 `json:"bytes_per_client_per_s"`
-	LatP50ms         float64 `json:"latency_p50_ms"`
-	LatP90ms         float64 `json:"latency_p90_ms"`
-	LatP99ms         float64 `json:"latency_p99_ms"`
-	LatMaxms         float64 `json:"latency_max_ms"`
-	ServerP99ms      float64 `json:"server_written_p99_ms"`
-	ServerCores      float64 `json:"server_cpu_cores"`
-	LoadgenCores     float64 `json:"loadgen_cpu_cores"`
-	ClientsLost      int64   `json:"clients_lost"`
-	Load1Before      float64 `json:"loadavg1_before"` // the machine's noise: other work running
-	Load1After       float64 `json:"loadavg1_after"`
-	SnapshotBytes    int64   `json:"snapshot_bytes"`
+	Server           string   `json:"server"`
+	Push             []string `json:"push"`
+	Watch            []string `json:"watch"`
+	Cards            int      `json:"cards"`
+	Hosts            int      `json:"hosts"`
+	Clients          int      `json:"clients"`
+	Seconds          float64  `json:"seconds"`
+	SamplesPerSec    float64  `json:"samples_per_s"`
+	PushP99ms        float64  `json:"push_p99_ms"`
+	PushErrors       int64    `json:"push_errors"`
+	FramesPerSec     float64  `json:"frames_per_s_per_client"`
+	BytesPerClientPS float64  `json:"bytes_per_client_per_s"`
+	LatP50ms         float64  `json:"latency_p50_ms"`
+	LatP90ms         float64  `json:"latency_p90_ms"`
+	LatP99ms         float64  `json:"latency_p99_ms"`
+	LatMaxms         float64  `json:"latency_max_ms"`
+	ServerP99ms      float64  `json:"server_written_p99_ms"`
+	ServerCores      float64  `json:"server_cpu_cores"`
+	LoadgenCores     float64  `json:"loadgen_cpu_cores"`
+	ClientsLost      int64    `json:"clients_lost"`
+	Load1Before      float64  `json:"loadavg1_before"` // the machine's noise: other work running
+	Load1After       float64  `json:"loadavg1_after"`
+	SnapshotBytes    int64    `json:"snapshot_bytes"`
 }
 
 func (s summary) print(w io.Writer) {
 	fmt.Fprintf(w, "loadboard: %d cards on %d hosts every second, %d board clients, measured %.1f s at %s\n", s.Cards, s.Hosts, s.Clients, s.Seconds, s.Server)
+	if len(s.Push) > 1 || len(s.Watch) > 1 || s.Push[0] != s.Server || s.Watch[0] != s.Server {
+		fmt.Fprintf(w, "  pushes to %s; clients watch %s\n", strings.Join(s.Push, ", "), strings.Join(s.Watch, ", "))
+	}
 	fmt.Fprintf(w, "  samples in            %9.0f /s   (push p99 %.1f ms, %d errors)\n", s.SamplesPerSec, s.PushP99ms, s.PushErrors)
+	if e, ok := firstPushError.Load().(string); ok {
+		fmt.Fprintf(w, "  first refused push    %s\n", e)
+	}
 	fmt.Fprintf(w, "  arrival → client read p50 %.1f  p90 %.1f  p99 %.1f  max %.1f ms\n", s.LatP50ms, s.LatP90ms, s.LatP99ms, s.LatMaxms)
 	fmt.Fprintf(w, "  arrival → written     p99 %.1f ms (server histogram, bucket-interpolated)\n", s.ServerP99ms)
 	fmt.Fprintf(w, "  per client            %9.0f B/s, %.1f frames/s (snapshot %d B)\n", s.BytesPerClientPS, s.FramesPerSec, s.SnapshotBytes)
@@ -163,6 +199,7 @@ type card struct {
 type host struct {
 	name  string
 	cards []card
+	token string // the host's own agent token: one is bound to the hosts it reports
 }
 
 func uuidFor(run string, i int) string {
@@ -170,13 +207,13 @@ func uuidFor(run string, i int) string {
 }
 
 // setup creates the card type, hosts and cards, and the tokens.
-func setup(ctx context.Context, hc *http.Client, o options) ([]host, string, string, error) {
+func setup(ctx context.Context, hc *http.Client, o options) ([]host, string, error) {
 	stamp := time.Now().Format("0102150405")
 	run := fmt.Sprintf("%08x", uint32(time.Now().UnixNano()))
 	typeName := "LOADB-" + stamp
 	if err := api(ctx, hc, http.MethodPost, o.server+"/api/v1/card-types", o.token,
 		map[string]any{"name": typeName, "vram_gib": 80, "tflops_bf16": 989.4, "price_fen": 2200}, nil); err != nil {
-		return nil, "", "", err
+		return nil, "", err
 	}
 	nHosts := (o.cards + o.perHost - 1) / o.perHost
 	hosts := make([]host, nHosts)
@@ -213,22 +250,30 @@ func setup(ctx context.Context, hc *http.Client, o options) ([]host, string, str
 				}
 				hosts[h].cards = append(hosts[h].cards, c)
 			}
+			var agent struct {
+				Token string `json:"token"`
+			}
+			if err := api(ctx, hc, http.MethodPost, o.server+"/api/v1/agent-tokens", o.token,
+				map[string]any{"name": "loadboard " + name, "hosts": []string{name}}, &agent); err != nil {
+				mu.Lock()
+				firstErr = errors.Join(firstErr, err)
+				mu.Unlock()
+				return
+			}
+			hosts[h].token = agent.Token
 		}()
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return nil, "", "", firstErr
+		return nil, "", firstErr
 	}
-	var agent, board struct {
+	var board struct {
 		Token string `json:"token"`
 	}
-	if err := api(ctx, hc, http.MethodPost, o.server+"/api/v1/agent-tokens", o.token, map[string]string{"name": "loadboard"}, &agent); err != nil {
-		return nil, "", "", err
-	}
 	if err := api(ctx, hc, http.MethodPost, o.server+"/api/v1/board-tokens", o.token, map[string]string{"name": "loadboard"}, &board); err != nil {
-		return nil, "", "", err
+		return nil, "", err
 	}
-	return hosts, agent.Token, board.Token, nil
+	return hosts, board.Token, nil
 }
 
 // watcher is one board client.
@@ -298,7 +343,7 @@ func (w *watcher) run(ctx context.Context, url string, lost *atomic.Int64, ready
 }
 
 // pusher reports one host's cards every interval, as raw nvidia-smi CSV.
-func pusher(ctx context.Context, hc *http.Client, o options, h *host, token string, offset time.Duration, pushed *atomic.Int64, errs *atomic.Int64, lat *latencies) {
+func pusher(ctx context.Context, hc *http.Client, o options, server string, h *host, token string, offset time.Duration, pushed *atomic.Int64, errs *atomic.Int64, lat *latencies) {
 	select {
 	case <-time.After(offset):
 	case <-ctx.Done():
@@ -306,7 +351,7 @@ func pusher(ctx context.Context, hc *http.Client, o options, h *host, token stri
 	}
 	t := time.NewTicker(o.interval)
 	defer t.Stop()
-	url := o.server + "/api/v1/telemetry/nvidia-smi?host=" + h.name
+	url := server + "/api/v1/telemetry/nvidia-smi?host=" + h.name
 	var buf bytes.Buffer
 	for {
 		buf.Reset()
@@ -322,10 +367,11 @@ func pusher(ctx context.Context, hc *http.Client, o options, h *host, token stri
 		req.Header.Set("Content-Type", "text/csv")
 		res, err := hc.Do(req)
 		if err == nil {
-			_, _ = io.Copy(io.Discard, res.Body)
+			body, _ := io.ReadAll(io.LimitReader(res.Body, 512))
 			res.Body.Close()
 			if res.StatusCode != http.StatusOK {
 				err = errors.New(res.Status)
+				firstPushError.CompareAndSwap(nil, fmt.Sprintf("%s: %s", res.Status, strings.TrimSpace(string(body))))
 			}
 		}
 		if ctx.Err() != nil {
@@ -443,10 +489,10 @@ func cpuSelf() float64 {
 }
 
 func run(ctx context.Context, o options) (summary, error) {
-	sum := summary{Server: o.server, Cards: o.cards, Clients: o.clients}
+	sum := summary{Server: o.server, Push: o.push, Watch: o.watch, Cards: o.cards, Clients: o.clients}
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 512, MaxConnsPerHost: 0}}
 	fmt.Fprintf(os.Stderr, "loadboard: creating %d cards…\n", o.cards)
-	hosts, agentTok, boardTok, err := setup(ctx, hc, o)
+	hosts, boardTok, err := setup(ctx, hc, o)
 	if err != nil {
 		return sum, fmt.Errorf("fixtures: %w", err)
 	}
@@ -463,11 +509,10 @@ func run(ctx context.Context, o options) (summary, error) {
 		go func() {
 			defer wg.Done()
 			offset := time.Duration(i) * o.interval / time.Duration(len(hosts))
-			pusher(ctx, hc, o, &hosts[i], agentTok, offset, &pushed, &pushErrs, pushLat)
+			pusher(ctx, hc, o, o.push[i%len(o.push)], &hosts[i], hosts[i].token, offset, &pushed, &pushErrs, pushLat)
 		}()
 	}
 	fmt.Fprintf(os.Stderr, "loadboard: connecting %d clients…\n", o.clients)
-	wsURL := "ws" + strings.TrimPrefix(o.server, "http") + "/ws/board?token=" + boardTok
 	watchers := make([]*watcher, o.clients)
 	var lost atomic.Int64
 	ready := make(chan struct{}, o.clients)
@@ -476,7 +521,8 @@ func run(ctx context.Context, o options) (summary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			watchers[i].run(ctx, wsURL, &lost, ready)
+			server := o.watch[i%len(o.watch)]
+			watchers[i].run(ctx, "ws"+strings.TrimPrefix(server, "http")+"/ws/board?token="+boardTok, &lost, ready)
 		}()
 		if i%25 == 24 {
 			time.Sleep(50 * time.Millisecond)
