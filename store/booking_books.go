@@ -80,6 +80,14 @@ type typeNote struct {
 	book     *typeBook       // the book it found current, if any
 	cardType *CardType       // the type's row as the lock found it
 	logAtEnd bool            // the batch writes its changes to the log at its end
+	// bump: the lock was a locking read (MySQL); the generation is
+	// written at the end (raiseGen).
+	bump bool
+	// prefetched holds the log rows past prefetchFrom that the lock's read
+	// returned, for catchUp.
+	prefetched   []bookChange
+	prefetchFrom int64
+	hasPrefetch  bool
 }
 
 // lockedNote is the type's note when tx holds the type's lock already.

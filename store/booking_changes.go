@@ -90,6 +90,13 @@ func (s *Store) endTxLog(tx *gorm.DB) error {
 	if n == nil {
 		return nil
 	}
+	for typeID, tn := range n.types {
+		if tn.bump {
+			if err := raiseGen(tx, typeID, tn); err != nil {
+				return err
+			}
+		}
+	}
 	if err := flushDeferred(tx); err != nil {
 		return err
 	}
@@ -213,10 +220,19 @@ func (s *Store) catchUp(tx *gorm.DB, typeID int64, b *typeBook, gen int64) (bool
 		return from == gen, nil
 	}
 	var rows []bookChange
-	err := tx.Where("card_type_id = ? AND generation > ? AND generation <= ?", typeID, from, gen).
-		Order("generation, seq").Find(&rows).Error
-	if err != nil {
-		return false, err
+	if tn := lockedNote(tx, typeID); tn != nil && tn.hasPrefetch && tn.prefetchFrom <= from {
+		// The lock's read brought the log already (lockCardTypeMySQL).
+		for _, c := range tn.prefetched {
+			if c.Generation > from && c.Generation <= gen {
+				rows = append(rows, c)
+			}
+		}
+	} else {
+		err := tx.Where("card_type_id = ? AND generation > ? AND generation <= ?", typeID, from, gen).
+			Order("generation, seq").Find(&rows).Error
+		if err != nil {
+			return false, err
+		}
 	}
 	s.books.stats.logRows.Add(int64(len(rows)))
 	// Every generation from+1 … gen, in order, none a reset.
