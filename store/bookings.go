@@ -226,9 +226,10 @@ func (s *Store) lockCardType(tx *gorm.DB, id int64, ct *CardType) error {
 		n.heldTypes[id] = true
 	}
 	if notesOf(tx) != nil {
-		return s.lockCardTypeMySQL(tx, id, ct)
+		return s.lockCardTypeMySQL(tx, id, ct) // one round trip: the lock, the type, the log
 	}
-	// MySQL has no UPDATE … RETURNING, but LAST_INSERT_ID(expr) hands the
+	// Without notes (no txOnce to write the generation at the end): MySQL
+	// has no UPDATE … RETURNING, but LAST_INSERT_ID(expr) hands the
 	// new generation back in the update's own reply, and the type's row
 	// comes from the placement book when that is current: no second round
 	// trip while every booking of the type waits.
