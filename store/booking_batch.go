@@ -165,10 +165,7 @@ func (s *Store) writeJobs(tx *gorm.DB, jobs []*bookingJob) error {
 		}
 		j.res, j.err = res, refused
 	}
-	if err := flushDeferred(tx); err != nil {
-		return err
-	}
-	if err := s.endBatchLog(tx); err != nil {
+	if err := s.endTxLog(tx); err != nil {
 		return err
 	}
 	for _, j := range jobs {

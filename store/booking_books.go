@@ -73,10 +73,21 @@ type typeNote struct {
 	gen      int64           // the generation this transaction made
 	inserted []heldRow       // held assignments it added
 	quotaUse map[int64]int64 // quota id → card-seconds it added to the total
-	dirty    bool            // it changed something the book cannot replay
+	dirty    bool            // its changes are not in the book it found: reads go to the database
+	reset    bool            // it changed something the log cannot replay (dirty too)
+	moved    map[int64]bool  // bookings whose held assignments it cut, freed or moved (dirty too)
+	logRows  []bookChange    // what it logged, replayed on the kept book after the commit
 	book     *typeBook       // the book it found current, if any
 	cardType *CardType       // the type's row as the lock found it
 	logAtEnd bool            // the batch writes its changes to the log at its end
+	// bump: the lock was a locking read (MySQL); the generation is
+	// written at the end (raiseGen).
+	bump bool
+	// prefetched holds the log rows past prefetchFrom that the lock's read
+	// returned, for catchUp.
+	prefetched   []bookChange
+	prefetchFrom int64
+	hasPrefetch  bool
 }
 
 // lockedNote is the type's note when tx holds the type's lock already.
@@ -111,17 +122,43 @@ func noteLocked(tx *gorm.DB, typeID, gen int64) *typeNote {
 	return tn
 }
 
-// noteBookChanged marks the type's book as not replayable by tx: a held
-// assignment was cut, freed or moved, a card or a quota changed.
+// noteBookChanged marks the type's book as not replayable by tx: a card,
+// the type or a quota changed.
 func noteBookChanged(tx *gorm.DB, typeID int64) {
-	if n := notesOf(tx); n != nil {
-		if tn := n.types[typeID]; tn != nil {
-			tn.dirty = true
-			tn.book = nil
-			return
-		}
-		n.types[typeID] = &typeNote{dirty: true}
+	if tn := dirtyNote(tx, typeID); tn != nil {
+		tn.reset = true
 	}
+}
+
+// noteBookingMoved records that tx cut, freed or moved the held
+// assignments of one booking of the type (a release, cancel, extension,
+// preemption, no-show, a wait for data). The rest of the transaction reads
+// the database, as for any change to the book; at its end the booking's
+// held assignments as they now are go to the log (booking_changes.go), so
+// that the books of every process replay the change instead of being read
+// whole.
+func noteBookingMoved(tx *gorm.DB, typeID, bookingID int64) {
+	if tn := dirtyNote(tx, typeID); tn != nil {
+		if tn.moved == nil {
+			tn.moved = map[int64]bool{}
+		}
+		tn.moved[bookingID] = true
+	}
+}
+
+func dirtyNote(tx *gorm.DB, typeID int64) *typeNote {
+	n := notesOf(tx)
+	if n == nil {
+		return nil
+	}
+	tn := n.types[typeID]
+	if tn == nil {
+		tn = &typeNote{}
+		n.types[typeID] = tn
+	}
+	tn.dirty = true
+	tn.book = nil
+	return tn
 }
 
 // noteInserted records held assignments tx added.
@@ -174,15 +211,20 @@ func (k *bookKeep) applyNotes(n *txNotes) {
 		if b != nil && tn.gen != 0 && b.gen >= tn.gen {
 			continue // brought past this generation from the log already
 		}
-		if tn.dirty || b == nil || tn.gen == 0 || b.gen != tn.gen-1 {
+		replayable := !tn.dirty || (!tn.reset && tn.logRows != nil)
+		if !replayable || b == nil || tn.gen == 0 || b.gen != tn.gen-1 {
 			delete(k.books, typeID)
 			continue
 		}
-		for _, r := range tn.inserted {
-			b.insert(r)
-		}
-		for id, delta := range tn.quotaUse {
-			b.addQuotaUse(id, delta)
+		if tn.logRows != nil {
+			b.replay(tn.logRows)
+		} else {
+			for _, r := range tn.inserted {
+				b.insert(r)
+			}
+			for id, delta := range tn.quotaUse {
+				b.addQuotaUse(id, delta)
+			}
 		}
 		b.gen = tn.gen
 	}
@@ -298,6 +340,34 @@ func (b *typeBook) addQuotaUse(quotaID, delta int64) {
 				qs[i].UsedCardSeconds += delta
 				return
 			}
+		}
+	}
+}
+
+// setQuotaUse sets a quota's total in the book.
+func (b *typeBook) setQuotaUse(quotaID, total int64) {
+	for _, qs := range b.quotas {
+		for i := range qs {
+			if qs[i].ID == quotaID {
+				qs[i].UsedCardSeconds = total
+				return
+			}
+		}
+	}
+}
+
+// free drops a booking's held assignments from the book.
+func (b *typeBook) free(bookingID int64) {
+	for card, rs := range b.held {
+		kept := rs[:0]
+		for _, r := range rs {
+			if r.BookingID != bookingID {
+				kept = append(kept, r)
+			}
+		}
+		if len(kept) != len(rs) {
+			clear(rs[len(kept):])
+			b.held[card] = kept
 		}
 	}
 }

@@ -18,18 +18,24 @@ import (
 // past g and replays them.
 //
 // The log is complete or it says so: every generation has at least one
-// row, written in the transaction that made it. A batch of bookings (the
-// only transactions that keep the book replayable) writes its assignments
-// and quota moves at its end, or "none"; any other transaction that takes
-// the lock writes "reset" when it takes it, as does a batch whose change
-// cannot be replayed. A missing generation (pruned, or older than the log)
-// or a reset reads the book whole.
+// row, written at the end of the transaction that made it (endTxLog, run
+// by txOnce before the commit): its new assignments and quota moves, or
+// "none". A transaction that cut, freed or moved a booking's assignments
+// (release, cancel, extension, preemption, no-show, a wait for data) logs
+// each such booking as "freed" followed by the "held" rows it still has,
+// and the type's quota totals as they now are ("quota_total"): replaying
+// them on any book gives the database's state. A change the log cannot
+// replay (a card or quota edited, the type changed) writes "reset". A
+// missing generation (pruned, or older than the log) or a reset reads the
+// book whole.
 
 const (
-	changeHeld  = "held"  // an assignment was added
-	changeQuota = "quota" // a quota's total moved by delta
-	changeNone  = "none"  // the generation changed nothing of the book
-	changeReset = "reset" // it changed what the log does not replay
+	changeHeld  = "held"        // an assignment was added
+	changeQuota = "quota"       // a quota's total moved by delta
+	changeNone  = "none"        // the generation changed nothing of the book
+	changeFreed = "freed"       // a booking's held assignments were dropped (its remaining ones follow as held)
+	changeTotal = "quota_total" // a quota's total is now delta
+	changeReset = "reset"       // it changed what the log does not replay
 )
 
 // bookChangesKeep is how long the log keeps a generation: a process whose
@@ -66,27 +72,33 @@ type bookLogStats struct {
 	logged      atomic.Int64 // batches that wrote their changes
 }
 
-// logLocked records in the log that tx took the type's lock at gen: at the
-// end of a batch (endBatchLog), or now as a reset for any other
-// transaction, whose changes the book does not replay.
+// logLocked records that tx took the type's lock at gen: what it changed
+// is logged at its end (endTxLog).
 func (s *Store) logLocked(tx *gorm.DB, tn *typeNote, typeID, gen int64) error {
-	if tn == nil {
-		return nil
-	}
-	if deferredWrites(tx) != nil {
+	if tn != nil {
 		tn.logAtEnd = true
-		return nil
 	}
-	return tx.Create(&bookChange{CardTypeID: typeID, Generation: gen, Kind: changeReset, CreatedAt: s.now()}).Error
+	return nil
 }
 
-// endBatchLog writes what a batch changed of each book it locked, in one
-// statement: its assignments and quota moves, reset when it made a change
-// the log cannot replay, none when it made no change.
-func (s *Store) endBatchLog(tx *gorm.DB) error {
+// endTxLog writes what the transaction changed of each book it locked, in
+// one statement (two when bookings moved: their held assignments and the
+// quota totals are read first). Each type's rows are kept in its note for
+// this process's own book (applyNotes).
+func (s *Store) endTxLog(tx *gorm.DB) error {
 	n := notesOf(tx)
 	if n == nil {
 		return nil
+	}
+	for typeID, tn := range n.types {
+		if tn.bump {
+			if err := raiseGen(tx, typeID, tn); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flushDeferred(tx); err != nil {
+		return err
 	}
 	now := s.now()
 	var rows []bookChange
@@ -100,34 +112,100 @@ func (s *Store) endBatchLog(tx *gorm.DB) error {
 			c.CardTypeID, c.Generation, c.Seq, c.CreatedAt = typeID, tn.gen, len(rows)-first, now
 			rows = append(rows, c)
 		}
-		if tn.dirty {
+		switch {
+		case tn.reset:
 			add(bookChange{Kind: changeReset})
-			continue
-		}
-		for _, r := range tn.inserted {
-			start, end := r.StartAt.UTC(), r.EndAt.UTC()
-			add(bookChange{Kind: changeHeld, BookingID: r.BookingID, CardID: r.CardID, TeamID: r.TeamID,
-				Priority: r.Priority, StartAt: &start, EndAt: &end})
-		}
-		ids := make([]int64, 0, len(tn.quotaUse))
-		for id, d := range tn.quotaUse {
-			if d != 0 {
-				ids = append(ids, id)
+		case len(tn.moved) > 0:
+			if err := s.logMoved(tx, typeID, tn, add); err != nil {
+				return err
 			}
-		}
-		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-		for _, id := range ids {
-			add(bookChange{Kind: changeQuota, QuotaID: id, Delta: tn.quotaUse[id]})
+		default:
+			for _, r := range tn.inserted {
+				add(heldChange(r))
+			}
+			ids := make([]int64, 0, len(tn.quotaUse))
+			for id, d := range tn.quotaUse {
+				if d != 0 {
+					ids = append(ids, id)
+				}
+			}
+			sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+			for _, id := range ids {
+				add(bookChange{Kind: changeQuota, QuotaID: id, Delta: tn.quotaUse[id]})
+			}
 		}
 		if len(rows) == first {
 			add(bookChange{Kind: changeNone})
 		}
+		tn.logRows = rows[first:len(rows):len(rows)]
 	}
 	if len(rows) == 0 {
 		return nil
 	}
 	s.books.stats.logged.Add(1)
 	return tx.CreateInBatches(&rows, 500).Error
+}
+
+func heldChange(r heldRow) bookChange {
+	start, end := r.StartAt.UTC(), r.EndAt.UTC()
+	return bookChange{Kind: changeHeld, BookingID: r.BookingID, CardID: r.CardID, TeamID: r.TeamID,
+		Priority: r.Priority, StartAt: &start, EndAt: &end}
+}
+
+// logMoved logs the bookings tx moved, and those it added, as they now are
+// in the database: each freed, then its held assignments; and the type's
+// quota totals.
+func (s *Store) logMoved(tx *gorm.DB, typeID int64, tn *typeNote, add func(bookChange)) error {
+	ids := make([]int64, 0, len(tn.moved)+len(tn.inserted))
+	seen := map[int64]bool{}
+	for id := range tn.moved {
+		ids, seen[id] = append(ids, id), true
+	}
+	for _, r := range tn.inserted {
+		if !seen[r.BookingID] {
+			ids, seen[r.BookingID] = append(ids, r.BookingID), true
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	var held []heldRow
+	err := tx.Table("booking_cards bc").Select("bc.card_id, bc.booking_id, b.team_id, bc.start_at, bc.end_at, b.priority").
+		Joins("JOIN bookings b ON b.id = bc.booking_id").
+		Where("bc.booking_id IN ? AND bc.held = ?", ids, true).Order("bc.booking_id, bc.card_id").
+		Scan(&held).Error
+	if err != nil {
+		return err
+	}
+	var totals []Quota
+	if err := tx.Select("id, used_card_seconds").Where("card_type_id = ?", typeID).Order("id").Find(&totals).Error; err != nil {
+		return err
+	}
+	for _, id := range ids {
+		add(bookChange{Kind: changeFreed, BookingID: id})
+	}
+	for _, r := range held {
+		add(heldChange(r))
+	}
+	for _, q := range totals {
+		add(bookChange{Kind: changeTotal, QuotaID: q.ID, Delta: q.UsedCardSeconds})
+	}
+	return nil
+}
+
+// replay applies one generation's (or several in order) logged changes.
+func (b *typeBook) replay(rows []bookChange) {
+	for _, c := range rows {
+		switch c.Kind {
+		case changeHeld:
+			b.insert(heldRow{CardID: c.CardID, BookingID: c.BookingID, TeamID: c.TeamID,
+				StartAt: c.StartAt.UTC(), EndAt: c.EndAt.UTC(), Priority: c.Priority})
+		case changeFreed:
+			b.free(c.BookingID)
+		case changeQuota:
+			b.addQuotaUse(c.QuotaID, c.Delta)
+		case changeTotal:
+			b.setQuotaUse(c.QuotaID, c.Delta)
+		}
+	}
 }
 
 // catchUp brings b, the kept book of the type, from its generation to
@@ -142,10 +220,19 @@ func (s *Store) catchUp(tx *gorm.DB, typeID int64, b *typeBook, gen int64) (bool
 		return from == gen, nil
 	}
 	var rows []bookChange
-	err := tx.Where("card_type_id = ? AND generation > ? AND generation <= ?", typeID, from, gen).
-		Order("generation, seq").Find(&rows).Error
-	if err != nil {
-		return false, err
+	if tn := lockedNote(tx, typeID); tn != nil && tn.hasPrefetch && tn.prefetchFrom <= from {
+		// The lock's read brought the log already (lockCardTypeMySQL).
+		for _, c := range tn.prefetched {
+			if c.Generation > from && c.Generation <= gen {
+				rows = append(rows, c)
+			}
+		}
+	} else {
+		err := tx.Where("card_type_id = ? AND generation > ? AND generation <= ?", typeID, from, gen).
+			Order("generation, seq").Find(&rows).Error
+		if err != nil {
+			return false, err
+		}
 	}
 	s.books.stats.logRows.Add(int64(len(rows)))
 	// Every generation from+1 … gen, in order, none a reset.
@@ -170,18 +257,11 @@ func (s *Store) catchUp(tx *gorm.DB, typeID int64, b *typeBook, gen int64) (bool
 	}
 	// The last transaction of this process may have brought the book on
 	// since it was looked at (applyNotes): replay only what it lacks.
-	for _, c := range rows {
-		if c.Generation <= b.gen {
-			continue
-		}
-		switch c.Kind {
-		case changeHeld:
-			b.insert(heldRow{CardID: c.CardID, BookingID: c.BookingID, TeamID: c.TeamID,
-				StartAt: c.StartAt.UTC(), EndAt: c.EndAt.UTC(), Priority: c.Priority})
-		case changeQuota:
-			b.addQuotaUse(c.QuotaID, c.Delta)
-		}
+	i := 0
+	for i < len(rows) && rows[i].Generation <= b.gen {
+		i++
 	}
+	b.replay(rows[i:])
 	b.gen = gen
 	s.books.stats.logCatchUps.Add(1)
 	return true, nil

@@ -74,7 +74,7 @@ func (s *Store) preempt(ctx context.Context, tx *gorm.DB, id int64, by *Booking)
 	if err := s.saveBooking(tx, &before, &victim); err != nil {
 		return err
 	}
-	noteBookChanged(tx, victim.CardTypeID)
+	noteBookingMoved(tx, victim.CardTypeID, victim.ID)
 	held := tx.Model(&bookingCard{}).Where("booking_id = ?", id)
 	if cut.After(victim.StartAt) {
 		if err := held.Update("end_at", cut).Error; err != nil {

@@ -94,7 +94,7 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 		}
 		before := *b
 		b.State = schedule.ReleasedState(b.Facts(), now)
-		noteBookChanged(tx, b.CardTypeID)
+		noteBookingMoved(tx, b.CardTypeID, b.ID)
 		if b.State == BookingReleased {
 			res.ReturnedCardSeconds = schedule.CardSeconds(b.CardCount, now, b.EndAt)
 			if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("end_at", now).Error; err != nil {
@@ -140,7 +140,7 @@ func (s *Store) CancelBooking(ctx context.Context, id int64) (*Booking, error) {
 			return err
 		}
 		before := *b
-		noteBookChanged(tx, b.CardTypeID)
+		noteBookingMoved(tx, b.CardTypeID, b.ID)
 		if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("held", false).Error; err != nil {
 			return err
 		}
@@ -214,7 +214,7 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 					}
 				}
 			}
-			noteBookChanged(tx, b.CardTypeID)
+			noteBookingMoved(tx, b.CardTypeID, b.ID)
 			if err := tx.Model(&bookingCard{}).Where("booking_id = ? AND held = ?", b.ID, true).Update("end_at", newEnd).Error; err != nil {
 				return err
 			}
@@ -422,7 +422,7 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 					}
 					if task.DataReadiness == schedule.DataNotReady {
 						// Cards are not kept idle waiting for data (数据没备好就占位卡空着等数据).
-						noteBookChanged(tx, b.CardTypeID)
+						noteBookingMoved(tx, b.CardTypeID, b.ID)
 						if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("held", false).Error; err != nil {
 							return err
 						}

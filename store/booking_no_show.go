@@ -93,7 +93,7 @@ func (s *Store) findNoShows(ctx context.Context, now time.Time) (map[int64]*Book
 // holds its card type's lock: its cards are free from now and its owner is
 // told. The caller saves the booking and audits the change.
 func (s *Store) endNoShow(tx *gorm.DB, b *Booking, now time.Time) error {
-	noteBookChanged(tx, b.CardTypeID)
+	noteBookingMoved(tx, b.CardTypeID, b.ID)
 	if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("end_at", now).Error; err != nil {
 		return err
 	}

@@ -225,7 +225,11 @@ func (s *Store) lockCardType(tx *gorm.DB, id int64, ct *CardType) error {
 		n.held = append(n.held, m)
 		n.heldTypes[id] = true
 	}
-	// MySQL has no UPDATE … RETURNING, but LAST_INSERT_ID(expr) hands the
+	if notesOf(tx) != nil {
+		return s.lockCardTypeMySQL(tx, id, ct) // one round trip: the lock, the type, the log
+	}
+	// Without notes (no txOnce to write the generation at the end): MySQL
+	// has no UPDATE … RETURNING, but LAST_INSERT_ID(expr) hands the
 	// new generation back in the update's own reply, and the type's row
 	// comes from the placement book when that is current: no second round
 	// trip while every booking of the type waits.

@@ -411,7 +411,14 @@ func (s *Store) txOnce(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	}
 	ctx, notes := withNotes(ctx)
 	defer notes.releaseHeld() // on a panic too; a second call does nothing
-	err := s.db.WithContext(ctx).Transaction(fn, opts...)
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		// The change log of the books it locked, before the commit: in the
+		// transaction that raised their generations (booking_changes.go).
+		return s.endTxLog(tx)
+	}, opts...)
 	notes.releaseHeld()
 	if err != nil {
 		return err
