@@ -98,7 +98,7 @@ func (w *bookingWorld) at(h float64) time.Time {
 	return w.clock.Now().Add(time.Duration(h * float64(time.Hour)))
 }
 
-func (w *bookingWorld) book(t *testing.T, u *store.User, task *store.Task, count int, fromH, toH float64) (*store.BookingResult, error) {
+func (w *bookingWorld) book(t testing.TB, u *store.User, task *store.Task, count int, fromH, toH float64) (*store.BookingResult, error) {
 	t.Helper()
 	return w.st.CreateBooking(as(u), store.BookingRequest{TaskID: task.ID, CardTypeID: w.ct.ID, Count: count, Start: w.at(fromH), End: w.at(toH)})
 }

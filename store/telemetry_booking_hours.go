@@ -19,36 +19,34 @@ type BookingHour struct {
 	HeldIdleSeconds float64
 }
 
-// bookingHoursFromMinutes folds minute rollups into per-booking hours. A
-// minute counts for the booking that held the card in it, and only its held
-// part: busy time is capped at the held time, so a card busy before its
-// booking began is not charged to it.
-func bookingHoursFromMinutes(minutes []Rollup) []BookingHour {
+// bookingHoursFromMinutes folds the minute rollups keep accepts into
+// per-booking hours. A minute counts for the booking that held the card in
+// it, and only its held part: busy time is capped at the held time, so a
+// card busy before its booking began is not charged to it.
+func bookingHoursFromMinutes(minutes []Rollup, keep func(*Rollup) bool) []BookingHour {
 	type key struct {
 		booking int64
 		hour    int64
 	}
-	sums := map[key]*BookingHour{}
-	var order []key
-	for _, m := range minutes {
-		if m.BookingID == 0 || m.HeldSeconds <= 0 {
+	at := map[key]int{}
+	var out []BookingHour
+	for i := range minutes {
+		m := &minutes[i]
+		if m.BookingID == 0 || m.HeldSeconds <= 0 || (keep != nil && !keep(m)) {
 			continue
 		}
 		h := m.At.UTC().Truncate(time.Hour)
 		k := key{m.BookingID, h.Unix()}
-		b := sums[k]
-		if b == nil {
-			b = &BookingHour{BookingID: m.BookingID, HourAt: h}
-			sums[k] = b
-			order = append(order, k)
+		j, ok := at[k]
+		if !ok {
+			j = len(out)
+			at[k] = j
+			out = append(out, BookingHour{BookingID: m.BookingID, HourAt: h})
 		}
+		b := &out[j]
 		b.SampledSeconds += m.HeldSeconds
 		b.BusySeconds += min(m.BusySeconds, m.HeldSeconds)
 		b.HeldIdleSeconds += min(m.HeldIdleSeconds, m.HeldSeconds)
-	}
-	out := make([]BookingHour, 0, len(order))
-	for _, k := range order {
-		out = append(out, *sums[k])
 	}
 	return out
 }

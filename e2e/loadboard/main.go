@@ -63,6 +63,7 @@ type options struct {
 	perHost     int
 	clients     int
 	warmup      time.Duration
+	settle      time.Duration
 	duration    time.Duration
 	interval    time.Duration
 	jsonOut     bool
@@ -76,6 +77,7 @@ func main() {
 	flag.IntVar(&o.perHost, "per-host", 8, "cards per host (one push per host per interval)")
 	flag.IntVar(&o.clients, "clients", 500, "board websocket clients")
 	flag.DurationVar(&o.warmup, "warmup", 5*time.Second, "load before measuring")
+	flag.DurationVar(&o.settle, "settle", 0, "wait after creating the cards, before they report (35s: the server's inventory loop has loaded them)")
 	flag.DurationVar(&o.duration, "duration", 30*time.Second, "how long to measure")
 	flag.DurationVar(&o.interval, "interval", time.Second, "how often each card reports")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the summary as one JSON object")
@@ -198,15 +200,22 @@ type card struct {
 
 type host struct {
 	name  string
+	token string // an agent token bound to this host (among others)
 	cards []card
-	token string // the host's own agent token: one is bound to the hosts it reports
 }
+
+// hostsPerToken is how many hosts one agent token is bound to: a token
+// reports only the hosts it names, and their list is at most 1,000
+// characters (store.MaxTokenHosts hosts).
+const hostsPerToken = 32
 
 func uuidFor(run string, i int) string {
 	return fmt.Sprintf("GPU-%s-%04x-4%03x-8%03x-%012x", run, i>>16&0xffff, i>>8&0xfff, i&0xfff, i)
 }
 
-// setup creates the card type, hosts and cards, and the tokens.
+// setup creates the card type, hosts and cards, and the tokens: agent
+// tokens (each bound to hostsPerToken hosts, set on each host) and a board
+// token.
 func setup(ctx context.Context, hc *http.Client, o options) ([]host, string, error) {
 	stamp := time.Now().Format("0102150405")
 	run := fmt.Sprintf("%08x", uint32(time.Now().UnixNano()))
@@ -250,22 +259,28 @@ func setup(ctx context.Context, hc *http.Client, o options) ([]host, string, err
 				}
 				hosts[h].cards = append(hosts[h].cards, c)
 			}
-			var agent struct {
-				Token string `json:"token"`
-			}
-			if err := api(ctx, hc, http.MethodPost, o.server+"/api/v1/agent-tokens", o.token,
-				map[string]any{"name": "loadboard " + name, "hosts": []string{name}}, &agent); err != nil {
-				mu.Lock()
-				firstErr = errors.Join(firstErr, err)
-				mu.Unlock()
-				return
-			}
-			hosts[h].token = agent.Token
 		}()
 	}
 	wg.Wait()
 	if firstErr != nil {
 		return nil, "", firstErr
+	}
+	for start := 0; start < len(hosts); start += hostsPerToken {
+		part := hosts[start:min(start+hostsPerToken, len(hosts))]
+		names := make([]string, len(part))
+		for i := range part {
+			names[i] = part[i].name
+		}
+		var agent struct {
+			Token string `json:"token"`
+		}
+		if err := api(ctx, hc, http.MethodPost, o.server+"/api/v1/agent-tokens", o.token,
+			map[string]any{"name": fmt.Sprintf("loadboard %d", start/hostsPerToken), "hosts": names}, &agent); err != nil {
+			return nil, "", err
+		}
+		for i := range part {
+			part[i].token = agent.Token
+		}
 	}
 	var board struct {
 		Token string `json:"token"`
@@ -343,7 +358,7 @@ func (w *watcher) run(ctx context.Context, url string, lost *atomic.Int64, ready
 }
 
 // pusher reports one host's cards every interval, as raw nvidia-smi CSV.
-func pusher(ctx context.Context, hc *http.Client, o options, server string, h *host, token string, offset time.Duration, pushed *atomic.Int64, errs *atomic.Int64, lat *latencies) {
+func pusher(ctx context.Context, hc *http.Client, o options, server string, h *host, offset time.Duration, pushed *atomic.Int64, errs *atomic.Int64, lat *latencies) {
 	select {
 	case <-time.After(offset):
 	case <-ctx.Done():
@@ -363,7 +378,7 @@ func pusher(ctx context.Context, hc *http.Client, o options, server string, h *h
 		}
 		start := time.Now()
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(buf.Bytes()))
-		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Authorization", "Bearer "+h.token)
 		req.Header.Set("Content-Type", "text/csv")
 		res, err := hc.Do(req)
 		if err == nil {
@@ -497,6 +512,10 @@ func run(ctx context.Context, o options) (summary, error) {
 		return sum, fmt.Errorf("fixtures: %w", err)
 	}
 	sum.Hosts = len(hosts)
+	if o.settle > 0 {
+		fmt.Fprintf(os.Stderr, "loadboard: settling %s…\n", o.settle)
+		time.Sleep(o.settle)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -509,7 +528,7 @@ func run(ctx context.Context, o options) (summary, error) {
 		go func() {
 			defer wg.Done()
 			offset := time.Duration(i) * o.interval / time.Duration(len(hosts))
-			pusher(ctx, hc, o, o.push[i%len(o.push)], &hosts[i], hosts[i].token, offset, &pushed, &pushErrs, pushLat)
+			pusher(ctx, hc, o, o.push[i%len(o.push)], &hosts[i], offset, &pushed, &pushErrs, pushLat)
 		}()
 	}
 	fmt.Fprintf(os.Stderr, "loadboard: connecting %d clients…\n", o.clients)
