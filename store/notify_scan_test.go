@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -268,27 +267,8 @@ func TestClaimKeepsChannelRateAndLeases(t *testing.T) {
 // tells nothing.
 func TestTwoStoresScanningAtOnceTellOnce(t *testing.T) {
 	storetest.ForEachDialectName(t, func(t *testing.T, dialect string) {
-		var dsn string
-		switch dialect {
-		case store.SQLite:
-			dsn = filepath.Join(t.TempDir(), "shared.db")
-		default:
-			dsn, _ = storetest.MySQLDSN(t)
-		}
 		clock := storetest.NewClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
-		open := func() *store.Store {
-			st, err := store.Open(context.Background(), store.Options{Dialect: dialect, DSN: dsn, Now: clock.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			return st
-		}
-		one := open()
-		if err := one.Migrate(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		two := open()
+		one, two := twoStores(t, dialect, clock)
 		w := buildBookingWorld(t, one, clock, 1)
 		for _, st := range []*store.Store{one, two} {
 			st.SetDelivery(store.Delivery{Mail: true, Lang: "zh-CN", TZ: time.UTC})
