@@ -85,7 +85,7 @@ func NotificationsPage(p Page, n NoticesProps) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if p.User != nil && p.User.Role != "viewer" && p.User.Role != "member" {
+				if p.User.IsManager() {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<a class=\"btn btn-small\" href=\"/channels\" data-testid=\"ntf-channels-link\">")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err

@@ -37,6 +37,10 @@ type Viewer struct {
 // IsAdmin tells whether the admin section is shown.
 func (v *Viewer) IsAdmin() bool { return v != nil && v.Role == "admin" }
 
+// IsManager tells whether the viewer manages (a manager or an admin): the
+// robots and approvals are theirs.
+func (v *Viewer) IsManager() bool { return v != nil && (v.Role == "manager" || v.Role == "admin") }
+
 // T translates key in the page's language.
 func (p Page) T(key string, args ...any) string { return T(p.Lang, key, args...) }
 

@@ -132,25 +132,13 @@ func (a *Area) apiListChannels(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	out := []channelJSON{}
-	if request.User(c).Role == store.RoleAdmin {
-		sys, err := a.Store.FindNotifyChannels(ctx, store.ChannelFilter{})
-		if err != nil {
-			return err
-		}
-		for _, ch := range sys {
-			out = append(out, toChannelJSON(ch))
-		}
+	chans, err := a.visibleChannels(c, names)
+	if err != nil {
+		return err
 	}
-	for _, id := range sortedIDs(names) {
-		cs, err := a.Store.FindNotifyChannels(ctx, store.ChannelFilter{TeamID: id})
-		if err != nil {
-			return err
-		}
-		for _, ch := range cs {
-			out = append(out, toChannelJSON(ch))
-		}
+	out := make([]channelJSON, len(chans))
+	for i, ch := range chans {
+		out[i] = toChannelJSON(ch)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"channels": out})
 }

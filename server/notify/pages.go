@@ -76,9 +76,8 @@ func (a *Area) settingsProps(c echo.Context, set *store.NotifySettings) web.Noti
 	lang := request.Lang(c)
 	p := web.NotifySettingsProps{Minutes: dayMinutes(lang), NoEmail: u.Email == "", MailOff: a.Config.Mail.Addr == "",
 		IsManager: u.Role == store.RoleManager || u.Role == store.RoleAdmin, TZName: a.Config.TZName}
-	manager, admin := u.Role == store.RoleManager || u.Role == store.RoleAdmin, u.Role == store.RoleAdmin
 	for _, e := range set.Events {
-		if ev, ok := nt.Find(e.Event); ok && !ev.Reaches(manager, admin) {
+		if !reaches(u, e.Event) {
 			continue
 		}
 		p.Events = append(p.Events, web.EventPrefRow{Event: e.Event, Label: web.T(lang, web.SubjectKey(e.Event)), Group: e.Group, Mail: e.Mail, Chat: e.Chat})
@@ -116,9 +115,8 @@ func (a *Area) saveSettingsForm(c echo.Context) error {
 	in.QuietTo = minuteField(c, "quiet_to", 0, v)
 	in.DigestMinute = minuteField(c, "digest_minute", cur.DigestMinute, v)
 	// Only the events the page offered: the others keep their switches.
-	manager, admin := u.Role == store.RoleManager || u.Role == store.RoleAdmin, u.Role == store.RoleAdmin
 	for _, e := range cur.Events {
-		if ev, ok := nt.Find(e.Event); ok && !ev.Reaches(manager, admin) {
+		if !reaches(u, e.Event) {
 			continue
 		}
 		in.Events = append(in.Events, store.EventPref{Event: e.Event, Mail: c.FormValue("mail_"+e.Event) == "1", Chat: c.FormValue("chat_"+e.Event) == "1"})
@@ -135,6 +133,13 @@ func (a *Area) saveSettingsForm(c echo.Context) error {
 	}
 	cur.Events = in.Events
 	return response.Render(c, response.StatusOf(err), web.NotifySettingsPage(a.Pages.Page(c, "ntf.settings", "account"), a.settingsProps(c, cur), f))
+}
+
+// reaches tells whether event can reach u at all: the settings page offers
+// and saves only those.
+func reaches(u *store.User, event string) bool {
+	ev, ok := nt.Find(event)
+	return !ok || ev.Reaches(u.Role == store.RoleManager || u.Role == store.RoleAdmin, u.Role == store.RoleAdmin)
 }
 
 // minuteField reads a minute of the day; absent is def.
@@ -188,9 +193,10 @@ func (a *Area) channelsProps(c echo.Context) (web.ChannelsProps, map[int64]strin
 	return p, names, nil
 }
 
-func (a *Area) channelRows(c echo.Context, names map[int64]string) ([]web.ChannelRow, error) {
+// visibleChannels are the channels the viewer configures: the system-wide
+// ones for admins, then each of names' teams'.
+func (a *Area) visibleChannels(c echo.Context, names map[int64]string) ([]store.NotifyChannel, error) {
 	ctx := c.Request().Context()
-	lang := request.Lang(c)
 	var chans []store.NotifyChannel
 	if request.User(c).Role == store.RoleAdmin {
 		sys, err := a.Store.FindNotifyChannels(ctx, store.ChannelFilter{})
@@ -206,9 +212,17 @@ func (a *Area) channelRows(c echo.Context, names map[int64]string) ([]web.Channe
 		}
 		chans = append(chans, cs...)
 	}
+	return chans, nil
+}
+
+func (a *Area) channelRows(c echo.Context, names map[int64]string) ([]web.ChannelRow, error) {
+	chans, err := a.visibleChannels(c, names)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]web.ChannelRow, len(chans))
 	for i, ch := range chans {
-		out[i] = channelRow(lang, ch, names)
+		out[i] = channelRow(request.Lang(c), ch, names)
 	}
 	return out, nil
 }
