@@ -365,6 +365,9 @@ func TestNotifyPagesAtThreeWidthsInBothLanguages(t *testing.T) {
 		{"outbox", "/admin/notify", `[data-testid="outbox-row"]`, people},
 		{"approvals", "/approvals", `[data-testid="approval-row"]`, people},
 		{"quotas", "/quotas", "main", people},
+		// The waiting booking's own page offers approve and reject with a reason.
+		{"booking-waiting", fmt.Sprintf("/bookings/%d", waiting), `[data-testid="booking-reject-form"]`, people},
+		{"booking-rejected", fmt.Sprintf("/bookings/%d", rejected), "main", people},
 	}
 	memberPages := []pageCheck{
 		{"notifications", "/notifications", `[data-testid="ntf-item"]`, people},

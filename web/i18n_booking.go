@@ -131,7 +131,7 @@ var bookingMessages = map[string][2]string{
 	"bkdetail.cancel":          {"取消预约", "Cancel booking"},
 	"bkdetail.confirm_cancel":  {"确定取消这个预约吗？", "Cancel this booking?"},
 	"bkdetail.extend":          {"延长", "Extend"},
-	"bkdetail.new_end":         {"新的结束时间", "New end"},
+	"bkdetail.new_end":         {"新的结束时间（%v）", "New end (%v)"},
 	"bkdetail.approve":         {"审批通过", "Approve"},
 
 	// Flash messages after a booking action.
