@@ -28,6 +28,11 @@ import (
 // No goroutine is kept: the first request to find its type idle leads,
 // runs the waiting requests as one batch, and hands the lead to the
 // oldest request still waiting.
+//
+// Requests that arrive while the batch waits for the type's lock join it
+// once the lock is held (join): with several processes the lock is mostly
+// held by another one, and a batch closed before the wait would leave
+// those requests for a transaction of their own after it.
 
 // maxBatch bounds one transaction, so that the row lock and SQLite's write
 // lock are never held long for other writers.
@@ -105,12 +110,27 @@ func (bb *bookingBatches) submit(s *Store, j *bookingJob) {
 			next.turn <- true
 		}
 	}()
-	s.runBookingBatch(batch)
+	s.runBookingBatch(q, batch)
 }
 
-// runBookingBatch writes the jobs in one transaction and gives each its
-// result.
-func (s *Store) runBookingBatch(batch []*bookingJob) {
+// join takes the requests of q that queued since batch was formed, up to
+// maxBatch in all, and appends them to batch.
+func (q *bookingQueue) join(batch *[]*bookingJob) []*bookingJob {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := min(len(q.waiting), maxBatch-len(*batch))
+	if n <= 0 {
+		return nil
+	}
+	joined := append([]*bookingJob(nil), q.waiting[:n]...)
+	q.waiting = append(q.waiting[:0], q.waiting[n:]...)
+	*batch = append(*batch, joined...)
+	return joined
+}
+
+// runBookingBatch writes the jobs in one transaction, with those of q that
+// join it, and gives each its result.
+func (s *Store) runBookingBatch(q *bookingQueue, batch []*bookingJob) {
 	defer func() {
 		// A panic is a bug: every request of the batch gets an internal
 		// error with the stack for the log, instead of one of them taking
@@ -124,20 +144,20 @@ func (s *Store) runBookingBatch(batch []*bookingJob) {
 			j.turn <- false
 		}
 	}()
-	live := batch[:0:0]
-	for _, j := range batch {
-		if err := j.ctx.Err(); err != nil {
-			j.err = translate(createBookingOp, err) // its client left while it waited
-			continue
-		}
-		live = append(live, j)
-	}
+	live := liveJobs(batch[:0:0], batch)
 	if len(live) == 0 {
 		return
 	}
 	// The transaction belongs to no single client: one leaving must not
-	// cancel the others' bookings.
-	err := s.retryTx(context.WithoutCancel(live[0].ctx), createBookingOp, func(tx *gorm.DB) error { return s.writeJobs(tx, live) })
+	// cancel the others' bookings. A run again after a deadlock writes the
+	// jobs that joined the one before too.
+	err := s.retryTx(context.WithoutCancel(live[0].ctx), createBookingOp, func(tx *gorm.DB) error {
+		return s.writeJobs(tx, &live, func(more *[]*bookingJob) {
+			for _, j := range q.join(&batch) {
+				*more = liveJobs(*more, []*bookingJob{j})
+			}
+		})
+	})
 	if err == nil {
 		s.maybePruneBookChanges(live[0].ctx)
 		return
@@ -147,18 +167,41 @@ func (s *Store) runBookingBatch(batch []*bookingJob) {
 		return
 	}
 	for _, j := range live {
-		err := s.retryTx(j.ctx, createBookingOp, func(tx *gorm.DB) error { return s.writeJobs(tx, []*bookingJob{j}) })
+		one := []*bookingJob{j}
+		err := s.retryTx(j.ctx, createBookingOp, func(tx *gorm.DB) error { return s.writeJobs(tx, &one, nil) })
 		if err != nil {
 			j.res, j.err = nil, err
 		}
 	}
 }
 
-// writeJobs writes the jobs in tx, their inserts deferred to the end, and
-// gives each its result: a refusal, or the booking with its real ids.
-func (s *Store) writeJobs(tx *gorm.DB, jobs []*bookingJob) error {
-	notesOf(tx).deferred = &deferredRows{bookingsToo: s.consecutiveIDs}
+// liveJobs appends to live the jobs whose clients still wait, and gives the
+// others their error.
+func liveJobs(live, jobs []*bookingJob) []*bookingJob {
 	for _, j := range jobs {
+		if err := j.ctx.Err(); err != nil {
+			j.err = translate(createBookingOp, err) // its client left while it waited
+			continue
+		}
+		live = append(live, j)
+	}
+	return live
+}
+
+// writeJobs writes the jobs in tx, their inserts deferred to the end, and
+// gives each its result: a refusal, or the booking with its real ids. join,
+// when given, appends to the jobs those that queued meanwhile; they are
+// written too, under the lock the first ones took.
+func (s *Store) writeJobs(tx *gorm.DB, jobs *[]*bookingJob, join func(*[]*bookingJob)) error {
+	notesOf(tx).deferred = &deferredRows{bookingsToo: s.consecutiveIDs}
+	for i := 0; ; i++ {
+		if i == len(*jobs) && join != nil {
+			join(jobs)
+		}
+		if i >= len(*jobs) {
+			break
+		}
+		j := (*jobs)[i]
 		res, refused, err := s.writeBookingAs(tx, j)
 		if err != nil {
 			return err
@@ -168,12 +211,12 @@ func (s *Store) writeJobs(tx *gorm.DB, jobs []*bookingJob) error {
 	if err := s.endTxLog(tx); err != nil {
 		return err
 	}
-	for _, j := range jobs {
+	for _, j := range *jobs {
 		j.settle(deferredWrites(tx))
 	}
 	// Now that every booking has its id: the managers of those that wait
 	// for approval are told.
-	for _, j := range jobs {
+	for _, j := range *jobs {
 		if j.err != nil || j.res == nil || j.res.Booking == nil {
 			continue
 		}

@@ -124,3 +124,38 @@ func TestBookingsInOneTransaction(t *testing.T) {
 		}
 	})
 }
+
+// TestBookingsJoinBatchUnderLock: requests that queued while a batch waited
+// for its card type's lock are written in that batch's transaction (one
+// lock, one generation), not left for a transaction of their own.
+func TestBookingsJoinBatchUnderLock(t *testing.T) {
+	storetest.ForEachDialectName(t, func(t *testing.T, dialect string) {
+		w := newBookingWorld(t, dialect, 4)
+		gen := func() int64 {
+			var g int64
+			if err := w.st.DB().QueryRow("SELECT booking_gen FROM card_types WHERE id = ?", w.ct.ID).Scan(&g); err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}
+		var ctxs []context.Context
+		var reqs []store.BookingRequest
+		for i := range 4 {
+			ctxs = append(ctxs, as(w.member))
+			reqs = append(reqs, store.BookingRequest{TaskID: w.normal.ID, CardTypeID: w.ct.ID, Count: 1, Start: w.at(float64(1 + i)), End: w.at(float64(2 + i))})
+		}
+		before := gen()
+		res, errl, left := w.st.CreateBookingsJoining(ctxs, reqs)
+		for i := range reqs {
+			if errl[i] != nil || res[i] == nil || res[i].Booking == nil {
+				t.Fatalf("request %d: %v, %v; want a booking", i, res[i], errl[i])
+			}
+		}
+		if left != 0 {
+			t.Errorf("%d requests still waiting after the batch, want 0", left)
+		}
+		if got := gen() - before; got != 1 {
+			t.Errorf("card type generation rose by %d, want 1 (one transaction)", got)
+		}
+	})
+}

@@ -130,11 +130,36 @@ func (s *Store) CreateBookingsTogether(ctxs []context.Context, reqs []BookingReq
 	if between != nil {
 		between()
 	}
-	s.runBookingBatch(batch)
+	s.runBookingBatch(&bookingQueue{}, batch)
 	for k, j := range batch {
 		res[index[k]], errs[index[k]] = j.res, j.err
 	}
 	return res, errs
+}
+
+// CreateBookingsJoining runs the first request as a batch while the others
+// wait in its card type's queue, as requests that arrived while the batch
+// waited for the lock would; it returns what each got and the requests
+// still waiting afterwards.
+func (s *Store) CreateBookingsJoining(ctxs []context.Context, reqs []BookingRequest) ([]*BookingResult, []error, int) {
+	res, errl := make([]*BookingResult, len(reqs)), make([]error, len(reqs))
+	jobs := make([]*bookingJob, len(reqs))
+	for i, req := range reqs {
+		if errl[i] = s.checkBookingRequest(createBookingOp, &req); errl[i] != nil {
+			panic(errl[i])
+		}
+		party, err := s.readBookingParty(ctxs[i], s.read(ctxs[i]), createBookingOp, &req)
+		if err != nil {
+			panic(err)
+		}
+		jobs[i] = &bookingJob{ctx: ctxs[i], req: req, party: party, turn: make(chan bool, 1)}
+	}
+	q := &bookingQueue{waiting: append([]*bookingJob(nil), jobs[1:]...), leading: true}
+	s.runBookingBatch(q, jobs[:1])
+	for i, j := range jobs {
+		res[i], errl[i] = j.res, j.err
+	}
+	return res, errl, len(q.waiting)
 }
 
 // The straightforward versions of the held-assignment and quota-use
