@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -51,6 +52,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = migrate(ctx, args, getenv, stdout, stderr)
 	case "token":
 		err = token(ctx, args, getenv, stdout, stderr)
+	case "admin":
+		err = admin(ctx, args, getenv, stdout, stderr)
 	case "agent":
 		err = telemetry.AgentCommand(ctx, args, getenv, stderr)
 	case "version":
@@ -76,6 +79,9 @@ commands:
   serve                          run the portal (default)
   migrate up|status              apply or list database migrations
   token --user NAME [--name L]   issue an API token for a user and print it once
+  admin reset-password --user NAME
+                                 give a user a new random password, print it once, and end
+                                 their sessions (for a lost admin password)
   agent --server URL --token T   on a GPU host: sample nvidia-smi every --interval (1s) and push to the portal
   version                        print the version
 
@@ -282,30 +288,36 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	return fmt.Errorf("migrate: unknown action %q (want up or status)", action)
 }
 
-func token(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	// The token's own flags come first; the rest are the usual settings.
-	var user, name string
+// ownFlags takes the command's own flags (names) out of args, wherever they
+// are; the rest are the usual settings for config.Load.
+func ownFlags(cmd string, args []string, names ...string) (map[string]string, []string, error) {
+	own := map[string]string{}
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		key, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && (key == "user" || key == "name") {
-			if !hasVal {
-				if i+1 >= len(args) {
-					return fmt.Errorf("token: --%s needs a value", key)
-				}
-				i++
-				val = args[i]
-			}
-			if key == "user" {
-				user = val
-			} else {
-				name = val
-			}
+		if !strings.HasPrefix(a, "-") || !slices.Contains(names, key) {
+			rest = append(rest, a)
 			continue
 		}
-		rest = append(rest, a)
+		if !hasVal {
+			if i+1 >= len(args) {
+				return nil, nil, fmt.Errorf("%s: --%s needs a value", cmd, key)
+			}
+			i++
+			val = args[i]
+		}
+		own[key] = val
 	}
+	return own, rest, nil
+}
+
+func token(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	own, rest, err := ownFlags("token", args, "user", "name")
+	if err != nil {
+		return err
+	}
+	user, name := own["user"], own["name"]
 	if user == "" {
 		return errors.New("token: --user NAME is required")
 	}
@@ -332,5 +344,49 @@ func token(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	fmt.Fprintln(stdout, secret)
+	return nil
+}
+
+// admin holds the commands for whoever runs the portal's host, not its
+// pages: today resetting a lost password.
+func admin(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return errors.New("admin: want a subcommand: reset-password --user NAME")
+	}
+	sub, args := args[0], args[1:]
+	if sub != "reset-password" {
+		return fmt.Errorf("admin: unknown subcommand %q (want reset-password)", sub)
+	}
+	own, rest, err := ownFlags("admin reset-password", args, "user")
+	if err != nil {
+		return err
+	}
+	user := own["user"]
+	if user == "" {
+		return errors.New("admin reset-password: --user NAME is required")
+	}
+	cfg, err := config.Load("admin", rest, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg, newLogger(cfg, stderr), 0)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	u, err := st.FindUserByUsername(ctx, user)
+	if err != nil {
+		return fmt.Errorf("admin reset-password: no user %q", user)
+	}
+	// Audited as done from the host's command line, by nobody in the portal.
+	ctx = store.WithActor(ctx, store.Actor{Username: "cli", IP: "cli"})
+	password := randomPassword()
+	if _, err := st.UpdateUser(ctx, u.ID, store.UserUpdate{Password: &password}); err != nil {
+		return fmt.Errorf("admin reset-password: %w", err)
+	}
+	fmt.Fprintf(stdout, "new password for %s (shown once; change it after signing in): %s\n", u.Username, password)
+	if u.Disabled {
+		fmt.Fprintf(stderr, "note: %s is disabled; an admin enables the account on its page\n", u.Username)
+	}
 	return nil
 }

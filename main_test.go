@@ -326,3 +326,63 @@ func TestServeStartsAndShutsDown(t *testing.T) {
 		t.Errorf("CARDHOUR_DEMO=auto on SQLite loaded no demo card types")
 	}
 }
+
+// TestAdminResetPassword: `cardhour admin reset-password --user admin`
+// prints a new password once; it signs in and the old one no longer does,
+// the account's sessions are ended, and the change is in the audit log.
+func TestAdminResetPassword(t *testing.T) {
+	t.Parallel()
+	vars := tempData(t)
+	code, out, errOut := runCmd(t, vars, "admin", "reset-password", "--user", "admin")
+	if code != 0 {
+		t.Fatalf("admin reset-password: exit %d, stderr %q", code, errOut)
+	}
+	m := regexp.MustCompile(`^new password for admin \(shown once; change it after signing in\): (\S{12,})\n$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("printed %q, want one line with the new password", out)
+	}
+	cfg, err := config.Load("serve", nil, envOf(vars), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := openStore(context.Background(), cfg, slog.New(slog.DiscardHandler), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	if _, err := st.Authenticate(ctx, "admin", m[1]); err != nil {
+		t.Errorf("the printed password does not sign in: %v", err)
+	}
+	if _, err := st.Authenticate(ctx, "admin", "admin-pw-1"); err == nil {
+		t.Error("the old password still signs in")
+	}
+	entries, _, err := st.FindAuditEntries(ctx, store.AuditFilter{Entity: "user"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range entries {
+		found = found || (e.Action == "update" && e.ActorName == "cli" && e.RemoteIP == "cli" && e.Summary == "admin")
+	}
+	if !found {
+		t.Errorf("no audit entry for the reset by cli among %d user entries", len(entries))
+	}
+	if strings.Contains(errOut, m[1]) {
+		t.Error("the new password was logged")
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"admin"}, "cardhour: admin: want a subcommand: reset-password --user NAME"},
+		{[]string{"admin", "reset-password"}, "cardhour: admin reset-password: --user NAME is required"},
+		{[]string{"admin", "reset-password", "--user", "nobody"}, `cardhour: admin reset-password: no user "nobody"`},
+		{[]string{"admin", "wipe"}, `cardhour: admin: unknown subcommand "wipe" (want reset-password)`},
+	} {
+		code, _, errOut := runCmd(t, vars, c.args...)
+		if code != 1 || strings.TrimSpace(errOut) != c.want {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
