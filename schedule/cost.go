@@ -41,3 +41,12 @@ func HoursPlain(cardSeconds int64) string {
 func CostFen(cardSeconds, priceFen int64) int64 {
 	return (cardSeconds*priceFen + 1800) / 3600
 }
+
+// RefundFen is what an early end gives back of a booking that would have
+// cost CostFen(fullSeconds): the full cost less the cost of what was kept,
+// not the returned card-seconds priced on their own — each rounded apart,
+// cost and refund could miss the preview by a fen (¥0.27 + ¥87.72 for
+// ¥88.00).
+func RefundFen(fullSeconds, keptSeconds, priceFen int64) int64 {
+	return CostFen(fullSeconds, priceFen) - CostFen(keptSeconds, priceFen)
+}

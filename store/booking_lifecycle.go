@@ -107,7 +107,8 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 				return err
 			}
 		}
-		res.ReturnedFen = schedule.CostFen(res.ReturnedCardSeconds, b.PriceFen)
+		full := schedule.CardSeconds(b.CardCount, b.StartAt, b.EndAt)
+		res.ReturnedFen = schedule.RefundFen(full, full-res.ReturnedCardSeconds, b.PriceFen)
 		b.EndedAt = &now
 		b.UpdatedAt = now
 		if err := s.saveBooking(tx, &before, b); err != nil {

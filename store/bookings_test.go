@@ -431,3 +431,28 @@ func TestConcurrentBookingsMatchCapacityExactly(t *testing.T) {
 		storetest.AssertNoDoubleBooking(t, w.st)
 	})
 }
+
+// TestReleaseCostAndRefundAddUp: a booking previewed at ¥88.00 (1 card ×
+// 4 h × ¥22) released after 27 s costs what it kept and refunds the rest,
+// and the two add up to ¥88.00 to the fen — priced apart, the kept 27
+// card-seconds (16.5 fen) and the 14,373 returned (8,783.5 fen) both round
+// up and make ¥88.01.
+func TestReleaseCostAndRefundAddUp(t *testing.T) {
+	storetest.ForEachDialectName(t, func(t *testing.T, d string) {
+		w := newBookingWorld(t, d, 2)
+		a := w.mustBook(t, w.member, w.normal, 1, 0, 4)
+		full := schedule.CostFen(a.Booking.BookedCardSeconds(), a.Booking.PriceFen)
+		if full != 8800 {
+			t.Fatalf("preview cost %d fen, want 8800", full)
+		}
+		w.clock.Advance(27 * time.Second)
+		rel, err := w.st.ReleaseBooking(as(w.member), a.Booking.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := schedule.CostFen(rel.Booking.BookedCardSeconds(), rel.Booking.PriceFen)
+		if kept+rel.ReturnedFen != full {
+			t.Errorf("cost %d + refund %d = %d fen, want the preview's %d", kept, rel.ReturnedFen, kept+rel.ReturnedFen, full)
+		}
+	})
+}

@@ -420,8 +420,9 @@ func (a *Area) renderBookingDetail(c echo.Context, status int, id int64, actionE
 		d.StateNote = web.Note(request.Lang(c), b.NoteKey, b.NoteArgs)
 	}
 	if b.State == store.BookingReleased && b.EndedAt != nil && b.EndedAt.Before(b.EndAt) {
-		returned := schedule.CardSeconds(b.CardCount, *b.EndedAt, b.EndAt)
-		d.ReturnedHours, d.ReturnedFen = schedule.CardHours(returned), schedule.CostFen(returned, b.PriceFen)
+		full := schedule.CardSeconds(b.CardCount, b.StartAt, b.EndAt)
+		kept := b.BookedCardSeconds()
+		d.ReturnedHours, d.ReturnedFen = schedule.CardHours(full-kept), schedule.RefundFen(full, kept, b.PriceFen)
 	}
 	if err := a.bookingUsage(c, &d); err != nil {
 		return err
