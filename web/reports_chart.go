@@ -65,23 +65,49 @@ type TrendPoint struct {
 
 func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
 
-// niceMax rounds a chart's top value up to 1, 2 or 5 × a power of ten.
-func niceMax(v float64) float64 {
-	if v <= 0 {
-		return 1
+// chartScale is a chart's value axis: ticks at 0, step, 2·step … top, with
+// step 1, 2 or 5 × a power of ten, so that every tick reads as a round
+// number (0, 50, 100, 150 — not 0, 63, 125), and between two and five
+// steps, the fewest that reach v.
+type chartScale struct {
+	step  float64
+	steps int
+}
+
+func newChartScale(v float64) chartScale {
+	if v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return chartScale{step: 1, steps: 4}
 	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
-		if v <= m*p {
-			return m * p
+	// The smallest round step with at most five steps reaching v.
+	p := math.Pow(10, math.Floor(math.Log10(v/5)))
+	for {
+		for _, m := range []float64{1, 2, 5} {
+			step := m * p
+			if n := int(math.Ceil(v/step - 1e-9)); n <= 5 {
+				return chartScale{step: step, steps: max(n, 2)}
+			}
 		}
+		p *= 10
 	}
-	return 10 * p
+}
+
+// top is the axis's end.
+func (sc chartScale) top() float64 { return sc.tick(sc.steps) }
+
+// tick is the value of tick i, computed as an integer multiple so that 0.1
+// steps do not drift into 0.30000000000000004.
+func (sc chartScale) tick(i int) float64 {
+	v := sc.step * float64(i)
+	if sc.step < 1 {
+		d := math.Round(1 / sc.step)
+		v = math.Round(float64(i)*sc.step*d) / d
+	}
+	return v
 }
 
 // HStackChart draws one horizontal stacked bar per row, each segment in its
 // series' class, with the row's label on the left and its total on the
-// right, and a scale of four ticks. format writes a tick value.
+// right, and a scale of round ticks. format writes a tick value.
 func HStackChart(label string, rows []StackRow, legend []LegendItem, format func(float64) string) SVGChart {
 	const width, labelW, totalW, barH, gap, top = 760, 150, 90, 22, 10, 8
 	plotW := float64(width - labelW - totalW)
@@ -95,12 +121,13 @@ func HStackChart(label string, rows []StackRow, legend []LegendItem, format func
 		}
 		maxV = math.Max(maxV, sum)
 	}
-	top_ := niceMax(maxV)
+	scale := newChartScale(maxV)
+	top_ := scale.top()
 	axisY := float64(top + len(rows)*(barH+gap))
-	for i := 0; i <= 4; i++ {
-		x := float64(labelW) + plotW*float64(i)/4
+	for i := 0; i <= scale.steps; i++ {
+		x := float64(labelW) + plotW*float64(i)/float64(scale.steps)
 		c.Lines = append(c.Lines, SVGLine{X1: x, Y1: top - 2, X2: x, Y2: axisY, Class: "chart-grid"})
-		c.Texts = append(c.Texts, SVGText{X: x, Y: axisY + 16, Text: format(top_ * float64(i) / 4), Anchor: "middle", Class: "chart-tick"})
+		c.Texts = append(c.Texts, SVGText{X: x, Y: axisY + 16, Text: format(scale.tick(i)), Anchor: "middle", Class: "chart-tick"})
 	}
 	for i, r := range rows {
 		y := float64(top + i*(barH+gap))
@@ -128,7 +155,7 @@ func HStackChart(label string, rows []StackRow, legend []LegendItem, format func
 }
 
 // TrendChart draws grouped vertical bars, one group per period and one bar
-// per series, with a scale of four ticks.
+// per series, with a scale of round ticks.
 func TrendChart(label string, points []TrendPoint, legend []LegendItem, format func(float64) string) SVGChart {
 	const width, height, left, right, top, bottom = 760, 240, 70, 10, 10, 30
 	plotW, plotH := float64(width-left-right), float64(height-top-bottom)
@@ -139,11 +166,12 @@ func TrendChart(label string, points []TrendPoint, legend []LegendItem, format f
 			maxV = math.Max(maxV, v)
 		}
 	}
-	top_ := niceMax(maxV)
-	for i := 0; i <= 4; i++ {
-		y := float64(top) + plotH*(1-float64(i)/4)
+	scale := newChartScale(maxV)
+	top_ := scale.top()
+	for i := 0; i <= scale.steps; i++ {
+		y := float64(top) + plotH*(1-float64(i)/float64(scale.steps))
 		c.Lines = append(c.Lines, SVGLine{X1: left, Y1: y, X2: float64(width - right), Y2: y, Class: "chart-grid"})
-		c.Texts = append(c.Texts, SVGText{X: left - 6, Y: y + 4, Text: format(top_ * float64(i) / 4), Anchor: "end", Class: "chart-tick"})
+		c.Texts = append(c.Texts, SVGText{X: left - 6, Y: y + 4, Text: format(scale.tick(i)), Anchor: "end", Class: "chart-tick"})
 	}
 	if len(points) == 0 {
 		return c
