@@ -349,11 +349,30 @@ func sortTeamsByCost(teams []TeamMonth) {
 	})
 }
 
-// bestPerCost keeps, for each of the most recorded units, the entries with
+// bestPerCost keeps, for each of the most recorded units, the rounds with
 // the most output per ¥1,000: units cannot be compared with one another.
+// A round with several outputs in one unit is one line, their sum against
+// the round's cost once: each priced on its own would list the round twice
+// and count its cost twice.
 func bestPerCost(entries []OutputLine) []OutputLine {
-	byUnit := map[string][]OutputLine{}
+	type roundUnit struct {
+		booking int64
+		unit    string
+	}
+	rounds := map[roundUnit]int{}
+	var lines []OutputLine
 	for _, e := range entries {
+		k := roundUnit{e.BookingID, e.Unit}
+		if i, ok := rounds[k]; ok {
+			lines[i].Quantity += e.Quantity
+			lines[i].PerThousandYuan = PerThousandYuan(lines[i].Quantity, lines[i].CostFen)
+			continue
+		}
+		rounds[k] = len(lines)
+		lines = append(lines, e)
+	}
+	byUnit := map[string][]OutputLine{}
+	for _, e := range lines {
 		if e.PerThousandYuan != nil && e.Quantity > 0 {
 			byUnit[e.Unit] = append(byUnit[e.Unit], e)
 		}

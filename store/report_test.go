@@ -118,3 +118,33 @@ func TestYearlyBaselineGivesCardHoursPerUnitByKind(t *testing.T) {
 		}
 	})
 }
+
+// TestBestPerCostListsARoundOnce: a round with two outputs in one unit is
+// one line of the best-per-cost table, their sum against its cost once.
+func TestBestPerCostListsARoundOnce(t *testing.T) {
+	storetest.ForEachDialectName(t, func(t *testing.T, d string) {
+		w := newLedgerWorld(t, d)
+		a := w.book(t, w.member, w.normal, 1, 0, 2) // ¥44
+		b := w.book(t, w.colleague, w.core, 1, 0, 2)
+		w.until(t, 4)
+		for _, o := range []struct {
+			u *store.User
+			b *store.BookingResult
+			q float64
+		}{{w.member, a, 1}, {w.member, a, 2}, {w.colleague, b, 2}} {
+			if _, err := w.st.RecordOutput(asLedgerUser(o.u), w.loc, o.b.Booking.ID, store.OutputInput{Quantity: outQty(o.q), Unit: "epochs"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rep, err := w.st.MonthlyReport(context.Background(), lgShanghai, "2026-01", store.ReportScope{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Best) != 2 || rep.Best[0].BookingID != a.Booking.ID || rep.Best[0].Quantity != 3 || rep.Best[1].BookingID != b.Booking.ID {
+			t.Fatalf("best per cost %+v, want round %d once with 3 epochs, then round %d", rep.Best, a.Booking.ID, b.Booking.ID)
+		}
+		if per := *rep.Best[0].PerThousandYuan; per < 68.18 || per > 68.19 {
+			t.Errorf("round %d: %v epochs per ¥1,000, want 3 / ¥44 × 1000 ≈ 68.18", a.Booking.ID, per)
+		}
+	})
+}
