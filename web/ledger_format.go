@@ -31,7 +31,16 @@ func group(s string) string {
 }
 
 // LgHours writes card-hours with one decimal and separators: "12,345.6".
-func LgHours(h float64) string { return group(strconv.FormatFloat(h, 'f', 1, 64)) }
+// Less than would show as 0.0 gets two significant digits ("0.0061" for a
+// 22-second round), so that a short round's utilisation beside it does not
+// read as a share of nothing.
+func LgHours(h float64) string {
+	if a := math.Abs(h); a > 0 && a < 0.05 {
+		decimals := min(9, 1-int(math.Floor(math.Log10(a))))
+		return strconv.FormatFloat(h, 'f', decimals, 64)
+	}
+	return group(strconv.FormatFloat(h, 'f', 1, 64))
+}
 
 // LgQty writes an output quantity as recorded, with separators: "1,200",
 // "0.83".
