@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"cardhour/telemetry"
@@ -88,6 +89,11 @@ func TestBoardTilesFollowPushedSamples(t *testing.T) {
 	if err := chromedp.Do(b.ctx, chromedp.EmulateViewport(1920, 1080)); err != nil {
 		t.Fatalf("viewport: %v", err)
 	}
+	// The wall's machine runs in another zone than the portal's: the board's
+	// times are the portal's (Asia/Shanghai), not the browser's.
+	if _, err := chromedp.Call(b.ctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "America/New_York"}); err != nil {
+		t.Fatalf("time zone: %v", err)
+	}
 	tile := `[data-testid="hosts"] [data-uuid="` + mine.UUID + `"]`
 	b.do("open the board with a board token", chromedp.Navigate(p.URL+"/board?token="+boardTok),
 		chromedp.WaitVisible(chromedp.CSS(tile)), chromedp.WaitVisible(chromedp.CSS(`[data-conn="live"]`)))
@@ -100,20 +106,23 @@ func TestBoardTilesFollowPushedSamples(t *testing.T) {
 	csv := func(c telemetry.CardView, util, used int) string {
 		return fmt.Sprintf("%d, %s, NVIDIA H800, %d, %d, 81559, 55, 420.5\n", c.Index, c.UUID, util, used)
 	}
+	// The big figure is the metric that makes the card full or busy: the
+	// VRAM share (78,000 of 81,559 MiB: 96 %) for a card full by its VRAM.
 	steps := []struct {
 		util, used int
 		state      string
+		big, unit  string
 	}{
-		{60, 30000, "busy"},
-		{99, 30000, "full"},
-		{3, 2000, "idle"},
-		{40, 78000, "full"}, // ≥ 90 % VRAM
+		{60, 30000, "busy", "60", "%"},
+		{99, 30000, "full", "99", "%"},
+		{3, 2000, "idle", "3", "%"},
+		{40, 78000, "full", "96", "% 显存"}, // ≥ 90 % VRAM
 	}
 	for i, s := range steps {
 		pushCSV(t, p.URL, agentTok, mine.Host, csv(mine, s.util, s.used))
 		waitAttr(t, b, tile, "data-state", s.state)
-		if got := boardText(t, b, tile+` [data-f="util"]`); got != fmt.Sprint(s.util) {
-			t.Errorf("step %d: the tile shows %s%%, want %d%%", i, got, s.util)
+		if got, unit := boardText(t, b, tile+` [data-f="util"]`), boardText(t, b, tile+` [data-f="unit"]`); got != s.big || unit != s.unit {
+			t.Errorf("step %d: the tile shows %s %s, want %s %s", i, got, unit, s.big, s.unit)
 		}
 		if i == 1 {
 			t.Logf("fit: %s", boardAttr(t, b, "#board", "data-fit"))
@@ -159,10 +168,62 @@ func TestBoardTilesFollowPushedSamples(t *testing.T) {
 		document.querySelector('[data-testid="hosts"]').scrollHeight > document.querySelector('[data-testid="hosts"]').clientHeight + 1`); scrolls {
 		t.Error("the board scrolls at 1920×1080")
 	}
-	hidden := boardEval(t, b, `[...document.querySelectorAll('[data-testid="hosts"] .tile')].some(t => {
-		const r = t.getBoundingClientRect(); return r.bottom > innerHeight || r.right > innerWidth || t.closest('.host').hidden })`)
-	if hidden {
-		t.Error("a tile is off screen at 1920×1080")
+	// Readable at 3 m: no text on the board under 16 px at 1920×1080.
+	small, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#board *')].filter(el =>
+		[...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim() !== '') && el.getClientRects().length > 0 &&
+		parseFloat(getComputedStyle(el).fontSize) < 16).map(el => el.className + ' "' + el.textContent.trim().slice(0, 20) + '" ' + getComputedStyle(el).fontSize).slice(0, 10)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(small) > 0 {
+		t.Errorf("text under 16 px at 1920×1080: %v", small)
+	}
+	// Host labels break only after a separator, never inside a word.
+	broken, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('.host:not([hidden]) .host-name')].flatMap(h => {
+		const chars = [];
+		for (const n of h.childNodes) if (n.nodeType === 3) for (let i = 0; i < n.length; i++) chars.push([n, i]);
+		const out = [];
+		let prevTop = null, prev = '';
+		for (const [n, i] of chars) {
+			const r = document.createRange(); r.setStart(n, i); r.setEnd(n, i + 1);
+			const top = r.getBoundingClientRect().top;
+			if (prevTop !== null && top > prevTop + 2 && !'-._'.includes(prev)) out.push(h.title + ' after ' + JSON.stringify(prev));
+			prevTop = top; prev = n.data[i];
+		}
+		return out;
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(broken) > 0 {
+		t.Errorf("host labels broken inside a word: %v", broken)
+	}
+	// The clock is the portal's zone, the browser's is New York.
+	shanghai, _ := time.LoadLocation("Asia/Shanghai")
+	if got, now := boardText(t, b, `[data-clock]`), time.Now().In(shanghai); len(got) < 5 ||
+		(got[:5] != now.Format("15:04") && got[:5] != now.Add(-time.Minute).Format("15:04")) {
+		t.Errorf("the clock shows %q, want Shanghai's %s", got, now.Format("15:04:05"))
+	}
+	// Every card is on screen at 1920×1080 — all at once, or, where tiles
+	// with 16 px text cannot hold the fleet, on one of the pages the board
+	// turns through (each page shown here in turn, as the board would).
+	offscreen := `[...document.querySelectorAll('[data-testid="hosts"] .tile')].filter(t => !t.closest('.host').hidden).some(t => {
+		const r = t.getBoundingClientRect(); return r.bottom > innerHeight || r.right > innerWidth })`
+	pages, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`new Set([...document.querySelectorAll('.host')].map(h => h.getAttribute('data-page'))).size`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the demo fleet at 1920×1080: %d page(s); fit %s", pages, boardAttr(t, b, "#board", "data-fit"))
+	for pg := 0; pg < max(pages, 1); pg++ {
+		if pages > 1 {
+			boardEval(t, b, fmt.Sprintf(`document.querySelectorAll('.host').forEach(h => h.hidden = h.getAttribute('data-page') !== '%d'); true`, pg))
+		}
+		if boardEval(t, b, offscreen) {
+			t.Errorf("page %d: a tile is off screen at 1920×1080", pg)
+		}
+	}
+	if pages > 1 && !boardEval(t, b, `[...document.querySelectorAll('.host')].every(h => h.hasAttribute('data-page'))`) {
+		t.Error("a host is on no page")
 	}
 
 	// English, as a second wall would show it.

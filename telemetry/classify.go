@@ -152,6 +152,28 @@ func IsFull(util, used, total *float64, t Thresholds) bool {
 	return ok && p >= t.FullMemPct
 }
 
+// The metric a tile shows large: the one that makes the card full or busy.
+const (
+	FigureUtil = "util" // utilisation, the default
+	FigureVRAM = "vram" // VRAM share: full by its memory, not its compute
+	FigureSM   = "sm"   // engine activity: a MIG card has no utilisation
+)
+
+// Figure picks a card's big figure. A card full because its VRAM is at the
+// limit while its compute is not shows that VRAM share: its utilisation (2 %,
+// say) would tell a reader across the room nothing about why it is full.
+func Figure(state State, util, smActive, used, total *float64, t Thresholds) string {
+	if state == StateFull && (util == nil || *util < t.FullUtilPct) {
+		if p, ok := MemPct(used, total); ok && p >= t.FullMemPct {
+			return FigureVRAM
+		}
+	}
+	if util == nil && smActive != nil {
+		return FigureSM
+	}
+	return FigureUtil
+}
+
 // MemPct is VRAM used as a share of the total, when both are known.
 func MemPct(used, total *float64) (float64, bool) {
 	if used == nil || total == nil || *total <= 0 {

@@ -136,3 +136,29 @@ func TestVRAMAlertingHasHysteresis(t *testing.T) {
 		t.Error("a missing reading ended an episode; it should leave it as it was")
 	}
 }
+
+// TestFigureIsWhatMakesTheCardFull: a tile's big number is the metric that
+// makes the card full or busy — the VRAM share for a card full by its VRAM
+// alone, engine activity on a MIG card, else utilisation.
+func TestFigureIsWhatMakesTheCardFull(t *testing.T) {
+	th := telemetry.DefaultThresholds()
+	f := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		name                  string
+		state                 telemetry.State
+		util, sm, used, total *float64
+		want                  string
+	}{
+		{"full by VRAM, compute low", telemetry.StateFull, f(40), nil, f(78000), f(81559), telemetry.FigureVRAM},
+		{"full by compute and VRAM", telemetry.StateFull, f(99), nil, f(78000), f(81559), telemetry.FigureUtil},
+		{"full by compute", telemetry.StateFull, f(99), nil, f(3000), f(81559), telemetry.FigureUtil},
+		{"busy with much VRAM", telemetry.StateBusy, f(60), nil, f(78000), f(81559), telemetry.FigureUtil},
+		{"MIG, full by VRAM", telemetry.StateFull, nil, f(12), f(78000), f(81559), telemetry.FigureVRAM},
+		{"MIG, busy", telemetry.StateBusy, nil, f(92), f(20000), f(81559), telemetry.FigureSM},
+		{"offline", telemetry.StateOffline, nil, nil, nil, nil, telemetry.FigureUtil},
+	} {
+		if got := telemetry.Figure(c.state, c.util, c.sm, c.used, c.total, th); got != c.want {
+			t.Errorf("%s: figure %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -65,6 +65,7 @@ type CardView struct {
 	Model       string   `json:"model,omitempty"`
 	Registered  bool     `json:"registered"`
 	State       State    `json:"state"`
+	Figure      string   `json:"figure"` // the metric its tile shows large (Figure)
 	Util        *float64 `json:"util"`
 	MemUsedMiB  *float64 `json:"mem_used_mib"`
 	MemTotalMiB *float64 `json:"mem_total_mib"`
@@ -970,6 +971,7 @@ func (f *Fleet) view(c *card) CardView {
 	if v.Fault == "" {
 		v.Fault = c.meta.Fault
 	}
+	v.Figure = Figure(v.State, v.Util, v.SMActive, v.MemUsedMiB, v.MemTotalMiB, f.opts.Thresholds)
 	if len(c.last.Instances) > 0 {
 		v.Instances = append([]Instance(nil), c.last.Instances...)
 	}

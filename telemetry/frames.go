@@ -10,7 +10,7 @@ import (
 
 // The board's wire format. A client first gets a snapshot,
 //
-//	{"type":"snapshot","at":MS,"cards":[{"uuid":…,"host":…,"index":…,"card_type":…,"state":…,"util":…,
+//	{"type":"snapshot","at":MS,"cards":[{"uuid":…,"host":…,"index":…,"card_type":…,"state":…,"figure":…,"util":…,
 //	  "sm_active":…,"mem_used_mib":…,"mem_total_mib":…,"temp_c":…,"power_w":…,"processes":…,"at":MS,
 //	  "low_since":MS,"registered":…,"mig":…,"fault":…,"instances":[{"id":…,"profile":…,"mem_used_mib":…,
 //	  "mem_total_mib":…,"sm_active":…,"processes":…},…],
@@ -53,6 +53,7 @@ type wireCard struct {
 	index                          int
 	registered                     bool
 	state                          State
+	figure                         string
 	util, used, total, temp, power int32
 	smActive                       int32
 	mig                            bool
@@ -81,7 +82,7 @@ func ms(t time.Time) int64 {
 }
 
 func toWire(v CardView) wireCard {
-	w := wireCard{host: v.Host, typ: v.Type, model: v.Model, index: v.Index, registered: v.Registered, state: v.State,
+	w := wireCard{host: v.Host, typ: v.Type, model: v.Model, index: v.Index, registered: v.Registered, state: v.State, figure: v.Figure,
 		util: round(v.Util), used: round(v.MemUsedMiB), total: round(v.MemTotalMiB), temp: round(v.TempC), power: round(v.PowerW),
 		procs: v.Processes, lowSince: ms(v.LowSince), at: ms(v.LastSample),
 		smActive: round(v.SMActive), mig: v.MIG, fault: v.Fault, instances: instancesJSON(v.Instances)}
@@ -284,6 +285,8 @@ func appendCard(b []byte, uuid string, w wireCard) []byte {
 	b = strconv.AppendBool(b, w.registered)
 	b = append(b, `,"state":`...)
 	b = appendString(b, string(w.state))
+	b = append(b, `,"figure":`...)
+	b = appendString(b, w.figure)
 	b = appendNum(b, "util", w.util)
 	b = appendNum(b, "sm_active", w.smActive)
 	b = appendNum(b, "mem_used_mib", w.used)
@@ -332,6 +335,10 @@ func appendCardDiff(b []byte, uuid string, p, w wireCard) []byte {
 	if p.state != w.state {
 		b = append(b, `,"state":`...)
 		b = appendString(b, string(w.state))
+	}
+	if p.figure != w.figure {
+		b = append(b, `,"figure":`...)
+		b = appendString(b, w.figure)
 	}
 	if p.util != w.util {
 		b = appendNum(b, "util", w.util)

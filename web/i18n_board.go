@@ -21,6 +21,7 @@ var boardMessages = map[string][2]string{
 	"board.state.fault":          {"故障", "Fault"},
 	"board.sm":                   {"SM %s%%", "SM %s%%"},
 	"board.sm_unit":              {"% SM", "% SM"},
+	"board.vram_unit":            {"% 显存", "% VRAM"},
 	"board.instance":             {"实例 %d · %s · 显存 %s · %d 个进程", "Instance %d · %s · VRAM %s · %d processes"},
 	"board.waiting":              {"排队", "Waiting"},
 	"board.waiting_item":         {"%s 排队 %d 个，最久 %s", "%s: %d waiting, longest %s"},

@@ -143,10 +143,11 @@
     setText(el, "index", "#" + c.index);
     setText(el, "type", c.registered === false ? t("board.unregistered_tile") : shortType(c.card_type));
     setText(el, "state", t("board.state." + c.state));
-    // A MIG card has no utilisation: its big figure is engine activity.
-    var smOnly = c.util == null && c.sm_active != null;
-    setText(el, "util", num(smOnly ? c.sm_active : c.util));
-    setText(el, "unit", smOnly ? t("board.sm_unit") : "%");
+    // The big figure is the metric the server chose (telemetry.Figure): the
+    // VRAM share of a card full by its memory, engine activity on a MIG card.
+    var big = c.figure === "vram" ? memPct(c) : c.figure === "sm" ? c.sm_active : c.util;
+    setText(el, "util", num(big));
+    setText(el, "unit", c.figure === "vram" ? t("board.vram_unit") : c.figure === "sm" ? t("board.sm_unit") : "%");
     setText(el, "sm", c.util != null && c.sm_active != null ? fmt(t("board.sm"), [num(c.sm_active)]) + " " : "");
     var fault = el.querySelector('[data-f="fault"]');
     if (fault.textContent !== (c.fault || "")) {
@@ -170,6 +171,21 @@
     return hostsEl.querySelector('.tile[data-uuid="' + CSS.escape(uuid) + '"]');
   }
 
+  // hostName writes a host's name breakable only after its separators
+  // (gpu-a100-<wbr>07), never inside a word; a part too long is cut with an
+  // ellipsis, the whole name in the title.
+  function hostName(el, name) {
+    el.textContent = "";
+    el.title = name;
+    var parts = name.split(/(?<=[-._])/);
+    for (var i = 0; i < parts.length; i++) {
+      if (i > 0) {
+        el.appendChild(document.createElement("wbr"));
+      }
+      el.appendChild(document.createTextNode(parts[i]));
+    }
+  }
+
   function hostOf(name) {
     var h = hostsEl.querySelector('.host[data-host="' + CSS.escape(name) + '"]');
     if (h) {
@@ -177,7 +193,7 @@
     }
     h = tplHost.content.firstElementChild.cloneNode(true);
     h.setAttribute("data-host", name);
-    h.querySelector(".host-name").textContent = name;
+    hostName(h.querySelector(".host-name"), name);
     var after = null;
     var hosts = hostsEl.querySelectorAll(".host");
     for (var i = 0; i < hosts.length; i++) {
@@ -290,9 +306,24 @@
     return out.join(", ");
   }
 
+  // Times in the portal's zone (CARDHOUR_TZ), not the browser's: a wall
+  // board's machine is often set to UTC.
+  var zoneFmt = null;
+  try {
+    zoneFmt = new Intl.DateTimeFormat("en-GB", { timeZone: root.getAttribute("data-tz") || undefined, hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
+  } catch (e) {
+    zoneFmt = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
+  }
+  function clockParts(ms) {
+    var out = {};
+    zoneFmt.formatToParts(new Date(ms)).forEach(function (p) {
+      out[p.type] = p.value;
+    });
+    return out;
+  }
   function clock(ms) {
-    var d = new Date(ms);
-    return ("0" + d.getHours()).slice(-2) + ":" + ("0" + d.getMinutes()).slice(-2);
+    var p = clockParts(ms);
+    return p.hour + ":" + p.minute;
   }
 
   function applyAlerts(list) {
@@ -429,8 +460,8 @@
     }
     var ck = root.querySelector("[data-clock]");
     if (ck) {
-      var d = new Date();
-      ck.textContent = clock(d.getTime()) + ":" + ("0" + d.getSeconds()).slice(-2);
+      var p = clockParts(Date.now());
+      ck.textContent = p.hour + ":" + p.minute + ":" + p.second;
     }
   }, 1000);
 
@@ -443,7 +474,10 @@
 
   // ---- Fitting the screen ---------------------------------------------
 
-  var MIN_H = 58; // px: below this a tile is no longer readable from across a room
+  // px: below this a tile is no longer readable from across a room — its
+  // smallest text (one --u, a tenth of the height) stays at 16 px or more;
+  // a fleet that needs smaller tiles is shown in pages instead.
+  var MIN_H = 170;
   var pages = null;
   var page = 0;
   var fitQueued = false;
@@ -489,6 +523,9 @@
     var hosts = hostsEl.querySelectorAll(".host");
     showHosts(0, hosts.length);
     pages = null;
+    for (var k = 0; k < hosts.length; k++) {
+      hosts[k].removeAttribute("data-page");
+    }
     var best = 0, bestRatio = 2, bestU = 0, bestArea = 0;
     var ratios = [1.45, 1.6, 1.75, 2, 2.3, 2.7];
     var tried = [];
@@ -525,6 +562,9 @@
       while (end < hosts.length && !overflows()) {
         end++;
         showHosts(start, end + 1);
+      }
+      for (var k = start; k < end; k++) {
+        hosts[k].setAttribute("data-page", pages.length);
       }
       pages.push([start, end]);
       start = end;

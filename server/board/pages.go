@@ -119,7 +119,7 @@ func reading(v *float64) float64 {
 
 func boardTile(cv telemetry.CardView) web.BoardTile {
 	t := web.BoardTile{UUID: cv.UUID, Index: cv.Index, Type: cv.Type, Model: cv.Model, Registered: cv.Registered, State: string(cv.State),
-		Util: reading(cv.Util), MemUsedMiB: reading(cv.MemUsedMiB), MemTotalMiB: reading(cv.MemTotalMiB), TempC: reading(cv.TempC),
+		Figure: cv.Figure, Util: reading(cv.Util), MemUsedMiB: reading(cv.MemUsedMiB), MemTotalMiB: reading(cv.MemTotalMiB), TempC: reading(cv.TempC),
 		PowerW: reading(cv.PowerW), LowSince: cv.LowSince, SMActive: reading(cv.SMActive), Fault: cv.Fault}
 	for _, in := range cv.Instances {
 		t.Instances = append(t.Instances, web.BoardInstance{ID: in.ID, Profile: in.Profile, MemUsedMiB: reading(in.MemUsedMiB),
