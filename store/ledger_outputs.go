@@ -108,6 +108,7 @@ func (s *Store) RecordOutput(ctx context.Context, loc *time.Location, bookingID 
 	}
 	var out OutputView
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		out = OutputView{}
 		var r LedgerRound
 		if err := tx.First(&r, "booking_id = ?", b.ID).Error; err != nil {
 			return err

@@ -59,6 +59,9 @@ func (s *Store) SetMembership(ctx context.Context, teamID, userID int64, role st
 	}
 	var m Membership
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		// A failed run may have left its new row's id in m, which gorm
+		// would add to the lookup below and then insert again.
+		m = Membership{}
 		if err := tx.First(&Team{}, teamID).Error; err != nil {
 			return withKey(translate(op, err), "team.not_found")
 		}

@@ -154,6 +154,7 @@ func (s *Store) RegisterPendingCard(ctx context.Context, id, cardTypeID int64) (
 	const op = "store.RegisterPendingCard"
 	var p PendingCard
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		p = PendingCard{}
 		if _, err := requireAdmin(ctx, tx, op); err != nil {
 			return err
 		}

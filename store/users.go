@@ -170,9 +170,11 @@ func (s *Store) CreateUser(ctx context.Context, in UserCreate) (*User, error) {
 		return nil, err
 	}
 	now := s.now()
-	u := &User{Username: in.Username, DisplayName: in.DisplayName, Email: in.Email, PasswordHash: hash,
-		Role: in.Role, PasswordChangedAt: now, CreatedAt: now, UpdatedAt: now, OSAccounts: accounts, DigestMinute: DefaultDigestMinute}
+	u := new(User)
 	err = s.tx(ctx, op, func(tx *gorm.DB) error {
+		// A fresh row each run: a failed run left its id in it.
+		*u = User{Username: in.Username, DisplayName: in.DisplayName, Email: in.Email, PasswordHash: hash,
+			Role: in.Role, PasswordChangedAt: now, CreatedAt: now, UpdatedAt: now, OSAccounts: accounts, DigestMinute: DefaultDigestMinute}
 		if err := tx.Create(u).Error; err != nil {
 			return err
 		}
@@ -284,6 +286,7 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 	// After the commit, API tokens look their user up again (token_cache.go).
 	defer s.changed(ChangeUsers)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		u = User{}
 		if err := tx.First(&u, id).Error; err != nil {
 			return withKey(translate(op, err), "user.not_found")
 		}
