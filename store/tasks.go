@@ -209,7 +209,11 @@ func (s *Store) UpdateTask(ctx context.Context, id int64, in TaskInput) (*Task, 
 			return err
 		}
 		before := t
-		before.CardTypeIDs, _ = taskCardTypeIDs(tx, id)
+		ids, err := taskCardTypeIDs(tx, id)
+		if err != nil {
+			return err // past a deadlock the rest would commit without what came before
+		}
+		before.CardTypeIDs = ids
 		in.apply(&t)
 		t.UpdatedAt = s.now()
 		if err := tx.Save(&t).Error; err != nil {

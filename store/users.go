@@ -180,7 +180,7 @@ func (s *Store) CreateUser(ctx context.Context, in UserCreate) (*User, error) {
 		}
 		return s.audit(ctx, tx, "create", "user", u.ID, u.Username, nil, u)
 	})
-	if errs.Is(err, errs.Conflict) {
+	if isDuplicate(err) {
 		return nil, &errs.Error{Code: errs.Conflict, Op: op, Key: "user.username_taken", Fields: map[string]string{"username": "user.username_taken"}, Err: err}
 	}
 	if err != nil {
