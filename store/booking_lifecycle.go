@@ -82,7 +82,7 @@ type ReleaseResult struct {
 func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, error) {
 	const op = "store.ReleaseBooking"
 	var res ReleaseResult
-	err := s.retryTx(ctx, op, func(tx *gorm.DB) error {
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
 		res = ReleaseResult{}
 		var ct CardType
 		b, _, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
@@ -130,7 +130,7 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 func (s *Store) CancelBooking(ctx context.Context, id int64) (*Booking, error) {
 	const op = "store.CancelBooking"
 	var out *Booking
-	err := s.retryTx(ctx, op, func(tx *gorm.DB) error {
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
 		out = nil
 		var ct CardType
 		b, _, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
@@ -165,7 +165,7 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 	const op = "store.ExtendBooking"
 	newEnd = newEnd.UTC()
 	var out *Booking
-	err := s.retryTx(ctx, op, func(tx *gorm.DB) error {
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
 		out = nil
 		var ct CardType
 		b, u, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
@@ -239,7 +239,7 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 func (s *Store) ApproveBooking(ctx context.Context, id int64) (*BookingResult, error) {
 	const op = "store.ApproveBooking"
 	var res BookingResult
-	err := s.retryTx(ctx, op, func(tx *gorm.DB) error {
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
 		res = BookingResult{}
 		var ct CardType
 		b, u, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
