@@ -54,6 +54,13 @@ func (s *Store) QuotaLedgerDrift(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// MigrateInTurn is Migrate, telling turn when this store's turn through
+// the migrate lease begins and ends; it reports how many migrations it
+// applied.
+func (s *Store) MigrateInTurn(ctx context.Context, turn func(begin bool)) (int, error) {
+	return s.migrate(ctx, turn)
+}
+
 // MigrateDownTo rolls migrations back to version v.
 func (s *Store) MigrateDownTo(ctx context.Context, v int64) error {
 	p, err := s.provider()

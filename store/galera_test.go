@@ -299,3 +299,139 @@ func TestGaleraCollidingWritesNeverBusy(t *testing.T) {
 	}
 	t.Logf("%d transactions ran again after a collision; %d reminders told, %d notices claimed", retries-retriesBefore, told, claimed)
 }
+
+// TestGaleraMigrationsTakeTurns: three stores opened and migrated at the
+// same moment on an empty database, one through each node, all succeed;
+// the "migrate" lease (a row, certified across nodes, where GET_LOCK would
+// be one node's) gives them turns that do not overlap, so one applies every
+// migration, the others find none pending, and each version is recorded
+// once.
+func TestGaleraMigrationsTakeTurns(t *testing.T) {
+	dsns := storetest.GaleraDSNs(t)
+	type turn struct {
+		node            int
+		ask, begin, end time.Time
+	}
+	var mu sync.Mutex
+	var turns []turn
+	applied := make([]int, len(dsns))
+	sts := make([]*store.Store, len(dsns))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	errl := together(len(dsns), func(n int) error {
+		st, err := store.Open(ctx, store.Options{Dialect: store.MySQL, DSN: dsns[n]})
+		if err != nil {
+			return err
+		}
+		sts[n] = st
+		ask := time.Now()
+		applied[n], err = st.MigrateInTurn(ctx, func(begin bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			if begin {
+				turns = append(turns, turn{node: n, ask: ask, begin: time.Now()})
+				return
+			}
+			for i := range turns {
+				if turns[i].node == n {
+					turns[i].end = time.Now()
+				}
+			}
+		})
+		return err
+	})
+	for n, st := range sts {
+		if st != nil {
+			t.Cleanup(func() { _ = st.Close() })
+		}
+		if errl[n] != nil {
+			t.Errorf("node %d: open and migrate: %v", n+1, errl[n])
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	status, err := sts[0].MigrationStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := len(status)
+	slices.Sort(applied)
+	if want := append(make([]int, len(dsns)-1), all); !slices.Equal(applied, want) {
+		t.Errorf("migrations applied per store %v, want %v: one store applies all %d, the others none", applied, want, all)
+	}
+	slices.SortFunc(turns, func(a, b turn) int { return a.begin.Compare(b.begin) })
+	if len(turns) != len(dsns) {
+		t.Fatalf("%d turns taken, want %d", len(turns), len(dsns))
+	}
+	base := turns[0].ask
+	for _, tn := range turns {
+		if tn.ask.Before(base) {
+			base = tn.ask
+		}
+	}
+	since := func(at time.Time) time.Duration { return at.Sub(base).Round(time.Millisecond) }
+	waited := false
+	for i, tn := range turns {
+		t.Logf("node %d asked for its turn at %v, had it from %v to %v", tn.node+1, since(tn.ask), since(tn.begin), since(tn.end))
+		if i == 0 {
+			continue
+		}
+		if tn.begin.Before(turns[i-1].end) {
+			t.Errorf("node %d's turn began at %v, before node %d's ended at %v", tn.node+1, tn.begin.Format(time.StampMicro),
+				turns[i-1].node+1, turns[i-1].end.Format(time.StampMicro))
+		}
+		waited = waited || tn.ask.Before(turns[i-1].end)
+	}
+	if !waited {
+		t.Errorf("no store asked for its turn while another had it: the stores did not migrate together")
+	}
+
+	for n, st := range sts {
+		if current, err := st.MigrationsCurrent(ctx); err != nil || !current {
+			t.Errorf("node %d: schema current %v, %v", n+1, current, err)
+		}
+		// Every version recorded once, seen through each node.
+		var rows, versions int
+		if err := st.DB().QueryRowContext(ctx, "SELECT COUNT(*), COUNT(DISTINCT version_id) FROM goose_db_version WHERE version_id > 0").
+			Scan(&rows, &versions); err != nil {
+			t.Fatal(err)
+		}
+		if rows != all || versions != all {
+			t.Errorf("node %d: goose_db_version has %d rows of %d versions, want each of the %d once", n+1, rows, versions, all)
+		}
+	}
+	// The same tables on every node, and those of the last migrations among them.
+	var tables []string
+	for n, st := range sts {
+		var got []string
+		rs, err := st.DB().QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rs.Next() {
+			var name string
+			if err := rs.Scan(&name); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, name)
+		}
+		if err := rs.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			tables = got
+			for _, want := range []string{"bookings", "leases", "book_changes", "quota_requests", "notify_outbox"} {
+				if !slices.Contains(got, want) {
+					t.Errorf("no table %s after migrating: %v", want, got)
+				}
+			}
+		} else if !slices.Equal(got, tables) {
+			t.Errorf("node %d has tables %v, node 1 %v", n+1, got, tables)
+		}
+	}
+	if leases, err := sts[0].FindLeases(ctx); err != nil || len(leases) != 0 {
+		t.Errorf("leases after migrating: %v, %v; want the migrate lease given back", leases, err)
+	}
+}
