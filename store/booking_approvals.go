@@ -209,7 +209,8 @@ func (s *Store) RejectBooking(ctx context.Context, id int64, reason string) (*Bo
 		return nil, err
 	}
 	var out *Booking
-	err = s.retryTx(ctx, op, func(tx *gorm.DB) error {
+	err = s.tx(ctx, op, func(tx *gorm.DB) error {
+		out = nil
 		var ct CardType
 		b, u, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
 		if err != nil {

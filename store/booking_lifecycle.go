@@ -82,7 +82,8 @@ type ReleaseResult struct {
 func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, error) {
 	const op = "store.ReleaseBooking"
 	var res ReleaseResult
-	err := s.retryTx(ctx, op, func(tx *gorm.DB) error {
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		res = ReleaseResult{}
 		var ct CardType
 		b, _, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
 		if err != nil {
@@ -130,7 +131,8 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 func (s *Store) CancelBooking(ctx context.Context, id int64) (*Booking, error) {
 	const op = "store.CancelBooking"
 	var out *Booking
-	err := s.retryTx(ctx, op, func(tx *gorm.DB) error {
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		out = nil
 		var ct CardType
 		b, _, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
 		if err != nil {
@@ -164,7 +166,8 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 	const op = "store.ExtendBooking"
 	newEnd = newEnd.UTC()
 	var out *Booking
-	err := s.retryTx(ctx, op, func(tx *gorm.DB) error {
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		out = nil
 		var ct CardType
 		b, u, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
 		if err != nil {
@@ -237,7 +240,8 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 func (s *Store) ApproveBooking(ctx context.Context, id int64) (*BookingResult, error) {
 	const op = "store.ApproveBooking"
 	var res BookingResult
-	err := s.retryTx(ctx, op, func(tx *gorm.DB) error {
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		res = BookingResult{}
 		var ct CardType
 		b, u, err := s.loadOwnBooking(ctx, tx, op, id, &ct)
 		if err != nil {
@@ -365,6 +369,14 @@ type TickResult struct {
 	Activated, Completed, Expired, BackToData, NoShows int
 }
 
+func (r *TickResult) add(o TickResult) {
+	r.Activated += o.Activated
+	r.Completed += o.Completed
+	r.Expired += o.Expired
+	r.BackToData += o.BackToData
+	r.NoShows += o.NoShows
+}
+
 // Tick moves bookings along with the clock: confirmed ones whose window
 // began become active (or go back to waiting when their data is not ready),
 // finished ones complete, waiting ones whose window passed expire, and each
@@ -394,7 +406,12 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 		}
 	}
 	for _, typeID := range typeIDs {
+		// The type's counts, set afresh by each run of the transaction and
+		// added to out only once it committed: a run rolled back after a
+		// collision changed nothing, and must count nothing.
+		var n TickResult
 		err := s.tx(ctx, op, func(tx *gorm.DB) error {
+			n = TickResult{}
 			var ct CardType
 			if err := s.lockCardType(tx, typeID, &ct); err != nil {
 				return err
@@ -412,10 +429,10 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 				case !now.Before(b.EndAt) && b.State == BookingPending:
 					b.State, b.NoteKey, b.NoteArgs = BookingCancelled, NoteExpired(b.WaitReason), nil
 					b.EndedAt = &b.EndAt
-					out.Expired++
+					n.Expired++
 				case !now.Before(b.EndAt):
 					b.State, b.EndedAt = BookingCompleted, &b.EndAt
-					out.Completed++
+					n.Completed++
 				case b.State == BookingConfirmed:
 					var task Task
 					if err := tx.First(&task, b.TaskID).Error; err != nil {
@@ -431,16 +448,16 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 						if err := s.notifyTeam(tx, b.TeamID, b.UserID, "data_wait", "notify.data_wait", fmt.Sprintf("/bookings/%d", b.ID), b.ID); err != nil {
 							return err
 						}
-						out.BackToData++
+						n.BackToData++
 					} else {
 						b.State = BookingActive
-						out.Activated++
+						n.Activated++
 					}
 				case b.State == BookingActive && noShows[b.ID] != nil:
 					if err := s.endNoShow(tx, b, now); err != nil {
 						return err
 					}
-					out.NoShows++
+					n.NoShows++
 				default:
 					continue
 				}
@@ -459,6 +476,7 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 		if err != nil {
 			return out, err
 		}
+		out.add(n)
 	}
 	return out, nil
 }

@@ -136,8 +136,10 @@ func (s *Store) CreateCard(ctx context.Context, in CardInput) (*Card, error) {
 		return nil, err
 	}
 	now := s.now()
-	c := &Card{UUID: in.UUID, GPUIndex: in.GPUIndex, HostID: in.HostID, CardTypeID: in.CardTypeID, Status: in.Status, CreatedAt: now, UpdatedAt: now}
+	c := new(Card)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		// A fresh row each run: a failed run left its id in it.
+		*c = Card{UUID: in.UUID, GPUIndex: in.GPUIndex, HostID: in.HostID, CardTypeID: in.CardTypeID, Status: in.Status, CreatedAt: now, UpdatedAt: now}
 		if err := checkCardRefs(tx, op, in); err != nil {
 			return err
 		}
@@ -165,6 +167,7 @@ func (s *Store) UpdateCard(ctx context.Context, id int64, in CardInput) (*Card, 
 	}
 	var c Card
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		c = Card{}
 		if err := tx.First(&c, id).Error; err != nil {
 			return withKey(translate(op, err), "card.not_found")
 		}

@@ -37,14 +37,18 @@ func (s *Store) MarkCardFault(ctx context.Context, cardID int64, reason string, 
 	// Read first, outside any lock: a card that is not active changes
 	// nothing, and a sample of a card faulty already must not take the
 	// type's lock (and make every book be read again).
-	var c Card
-	if err := s.read(ctx).First(&c, cardID).Error; err != nil {
+	var found Card
+	if err := s.read(ctx).First(&found, cardID).Error; err != nil {
 		return false, withKey(translate(op, err), "card.not_found")
 	}
-	if c.Status != CardActive {
+	if found.Status != CardActive {
 		return false, nil
 	}
 	err = s.tx(ctx, op, func(tx *gorm.DB) error {
+		// From the card as read above on every run: a failed run read it
+		// back faulty.
+		c := found
+		changed = false
 		if err := s.changeCardsOf(tx, c.CardTypeID); err != nil {
 			return err
 		}
@@ -80,6 +84,7 @@ func (s *Store) ClearCardFault(ctx context.Context, cardID int64) (*Card, error)
 	defer s.changed(ChangeInventory) // after the commit: every replica reloads its inventory
 	var c Card
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		c = Card{}
 		if _, err := requireAdmin(ctx, tx, op); err != nil {
 			return err
 		}

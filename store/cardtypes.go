@@ -121,9 +121,11 @@ func (s *Store) CreateCardType(ctx context.Context, in CardTypeInput) (*CardType
 		return nil, err
 	}
 	now := s.now()
-	c := &CardType{CreatedAt: now, UpdatedAt: now}
-	in.apply(c)
+	c := new(CardType)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		// A fresh row each run: a failed run left its id in it.
+		*c = CardType{CreatedAt: now, UpdatedAt: now}
+		in.apply(c)
 		if err := tx.Create(c).Error; err != nil {
 			return err
 		}
@@ -145,6 +147,7 @@ func (s *Store) UpdateCardType(ctx context.Context, id int64, in CardTypeInput) 
 	}
 	var c CardType
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		c = CardType{}
 		// Under the type's lock, and the placement books read it again: a
 		// new price applies to the next booking in every process.
 		if err := s.lockCardType(tx, id, &c); err != nil {

@@ -55,6 +55,7 @@ func (s *Store) seedDemoHistory(ctx context.Context, tasks []*Task, typeIDs []in
 	}
 	var ids []made
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		ids = nil
 		for _, r := range rounds {
 			var ct CardType
 			if err := s.lockCardType(tx, typeIDs[r.ctype], &ct); err != nil {

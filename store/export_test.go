@@ -54,6 +54,13 @@ func (s *Store) QuotaLedgerDrift(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// MigrateInTurn is Migrate, telling turn when this store's turn through
+// the migrate lease begins and ends; it reports how many migrations it
+// applied.
+func (s *Store) MigrateInTurn(ctx context.Context, turn func(begin bool)) (int, error) {
+	return s.migrate(ctx, turn)
+}
+
 // MigrateDownTo rolls migrations back to version v.
 func (s *Store) MigrateDownTo(ctx context.Context, v int64) error {
 	p, err := s.provider()
@@ -68,6 +75,7 @@ func (s *Store) MigrateDownTo(ctx context.Context, v int64) error {
 // says holds cards during w with the plain query, as "card/booking" lists.
 func (s *Store) BookDrift(ctx context.Context, typeID int64, w schedule.Interval) (book, scan []string, err error) {
 	err = s.tx(ctx, "test.BookDrift", func(tx *gorm.DB) error {
+		book, scan = nil, nil
 		var ct CardType
 		if err := s.lockCardType(tx, typeID, &ct); err != nil {
 			return err
@@ -241,17 +249,17 @@ func (s *Store) SaveBookingState(ctx context.Context, id int64, state string) er
 
 // LockRowsCrosswise runs a transaction that locks card type first, calls
 // between (given the try, from 1), then locks second: two of them run
-// with opposite orders deadlock. With retry it runs as the booking paths
-// do (retryTx), else once (tx). It reports the tries and whether each try
-// began with fresh notes, holding no type mutex.
+// with opposite orders deadlock. With retry it runs as every transaction
+// does (tx), else once. It reports the tries and whether each try began
+// with fresh notes, holding no type mutex.
 func (s *Store) LockRowsCrosswise(ctx context.Context, retry bool, first, second int64, between func(try int)) (tries int, freshNotes bool, err error) {
-	run := s.tx
+	limit := 1
 	if retry {
-		run = s.retryTx
+		limit = maxTxTries
 	}
 	freshNotes = true
 	var seen []*txNotes
-	err = run(ctx, "store.LockRowsCrosswise", func(tx *gorm.DB) error {
+	err = s.runTx(ctx, "store.LockRowsCrosswise", func(tx *gorm.DB) error {
 		tries++
 		n := notesOf(tx)
 		if n == nil || len(n.types) != 0 || len(n.held) != 0 || slices.Contains(seen, n) {
@@ -266,9 +274,13 @@ func (s *Store) LockRowsCrosswise(ctx context.Context, retry bool, first, second
 		}
 		between(tries)
 		return tx.Raw("SELECT id FROM card_types WHERE id = ? FOR UPDATE", second).Scan(&id).Error
-	})
+	}, limit)
 	return tries, freshNotes, err
 }
+
+// TxRetries is how many transactions this store ran again after a
+// collision.
+func (s *Store) TxRetries() int64 { return s.txRetries.Load() }
 
 // ConsecutiveIDs says whether the store trusts a multi-row insert's ids to
 // be consecutive (decided at Open).

@@ -314,13 +314,15 @@ func (s *Store) CreateFileVersion(ctx context.Context, in FileVersionInput) (*Fi
 
 func (s *Store) createFileVersion(ctx context.Context, op string, in FileVersionInput) (*FileVersion, error) {
 	actor := ActorFrom(ctx)
-	v := &FileVersion{TaskID: in.TaskID, ObjectKey: in.ObjectKey, VersionID: in.VersionID, Size: in.Size, SHA256: in.SHA256,
+	fresh := FileVersion{TaskID: in.TaskID, ObjectKey: in.ObjectKey, VersionID: in.VersionID, Size: in.Size, SHA256: in.SHA256,
 		AuthorName: actor.Username, Message: in.Message, Source: in.Source, RestoredFrom: in.RestoredFrom, CreatedAt: s.now()}
 	if actor.UserID != 0 {
 		id := actor.UserID
-		v.AuthorID = &id
+		fresh.AuthorID = &id
 	}
+	v := new(FileVersion)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		*v = fresh // a failed run left its id and number in v
 		t, err := fileTask(tx, op, in.TaskID)
 		if err != nil {
 			return err

@@ -49,8 +49,10 @@ func (s *Store) CreateHost(ctx context.Context, in HostInput) (*Host, error) {
 		return nil, err
 	}
 	now := s.now()
-	h := &Host{Name: in.Name, Zone: in.Zone, CreatedAt: now, UpdatedAt: now}
+	h := new(Host)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		// A fresh row each run: a failed run left its id in it.
+		*h = Host{Name: in.Name, Zone: in.Zone, CreatedAt: now, UpdatedAt: now}
 		if err := tx.Create(h).Error; err != nil {
 			return err
 		}
@@ -71,6 +73,7 @@ func (s *Store) UpdateHost(ctx context.Context, id int64, in HostInput) (*Host, 
 	}
 	var h Host
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		h = Host{}
 		if err := tx.First(&h, id).Error; err != nil {
 			return withKey(translate(op, err), "host.not_found")
 		}

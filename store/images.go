@@ -60,9 +60,11 @@ func (s *Store) CreateImage(ctx context.Context, in ImageInput) (*Image, error) 
 		return nil, err
 	}
 	now := s.now()
-	i := &Image{CreatedAt: now, UpdatedAt: now}
-	in.apply(i)
+	i := new(Image)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		// A fresh row each run: a failed run left its id in it.
+		*i = Image{CreatedAt: now, UpdatedAt: now}
+		in.apply(i)
 		if err := tx.Create(i).Error; err != nil {
 			return err
 		}
@@ -82,6 +84,7 @@ func (s *Store) UpdateImage(ctx context.Context, id int64, in ImageInput) (*Imag
 	}
 	var i Image
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		i = Image{}
 		if err := tx.First(&i, id).Error; err != nil {
 			return withKey(translate(op, err), "image.not_found")
 		}

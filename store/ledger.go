@@ -299,6 +299,7 @@ func (s *Store) ensureRounds(ctx context.Context, op string, loc *time.Location,
 // wrote and how many of them are settled.
 func (s *Store) writeRounds(ctx context.Context, op string, bookingIDs []int64, o LedgerPassOptions) (written, settled int, err error) {
 	err = s.tx(ctx, op, func(tx *gorm.DB) error {
+		written, settled = 0, 0
 		var bs []Booking
 		if err := tx.Where("id IN ? AND state IN ?", bookingIDs, FinishedStates).Order("id").Find(&bs).Error; err != nil {
 			return err

@@ -108,6 +108,7 @@ func (s *Store) RecordOutput(ctx context.Context, loc *time.Location, bookingID 
 	}
 	var out OutputView
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		out = OutputView{}
 		var r LedgerRound
 		if err := tx.First(&r, "booking_id = ?", b.ID).Error; err != nil {
 			return err
@@ -145,8 +146,10 @@ func (s *Store) RecordOutput(ctx context.Context, loc *time.Location, bookingID 
 			action, summary = "correct", fmt.Sprintf("%s (entry #%d)", summary, old.ID)
 		}
 		if err := tx.Create(&o).Error; err != nil {
-			if e, ok := errs.As(translate(op, err)); ok && e.Code == errs.Conflict {
-				// Two corrections of one entry raced; the unique index kept one.
+			// Two corrections of one entry raced; the unique index kept
+			// one. Any other conflict (a collision) goes back to tx, which
+			// runs the transaction again.
+			if isDuplicate(translate(op, err)) {
 				return errs.E(errs.Conflict, op, "ledger.already_corrected", in.CorrectsID)
 			}
 			return err

@@ -59,30 +59,41 @@ func (s *Store) SetMembership(ctx context.Context, teamID, userID int64, role st
 	}
 	var m Membership
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		// A failed run may have left its new row's id in m, which gorm
+		// would add to the lookup below and then insert again.
+		m = Membership{}
 		if err := tx.First(&Team{}, teamID).Error; err != nil {
 			return withKey(translate(op, err), "team.not_found")
 		}
 		if err := tx.First(&User{}, userID).Error; err != nil {
 			return withKey(translate(op, err), "user.not_found")
 		}
-		err := tx.Where("team_id = ? AND user_id = ?", teamID, userID).First(&m).Error
-		switch {
-		case err == nil:
-			before := m
-			m.Role = role
-			if err := tx.Save(&m).Error; err != nil {
-				return err
-			}
-			return s.audit(ctx, tx, "update", "membership", m.ID, "", before, m)
-		case errs.Is(translate(op, err), errs.NotFound):
+		find := func() error { return tx.Where("team_id = ? AND user_id = ?", teamID, userID).First(&m).Error }
+		err := find()
+		if errs.Is(translate(op, err), errs.NotFound) {
 			m = Membership{TeamID: teamID, UserID: userID, Role: role, CreatedAt: s.now()}
-			if err := tx.Create(&m).Error; err != nil {
-				return err
+			fresh, ierr := insertIgnoring(tx, &m)
+			if ierr != nil {
+				return ierr
 			}
-			return s.audit(ctx, tx, "create", "membership", m.ID, "", nil, m)
-		default:
+			if fresh {
+				return s.audit(ctx, tx, "create", "membership", m.ID, "", nil, m)
+			}
+			// Another call added it since the lookup (committed through
+			// another node, or on one server while this one looked): this
+			// call changes its role, as if it had come second.
+			m = Membership{}
+			err = find()
+		}
+		if err != nil {
 			return err
 		}
+		before := m
+		m.Role = role
+		if err := tx.Save(&m).Error; err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, "update", "membership", m.ID, "", before, m)
 	})
 	if err != nil {
 		return nil, err

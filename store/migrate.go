@@ -59,22 +59,35 @@ const (
 // same migration. A lease row rather than GET_LOCK, which is local to one
 // node of a Galera cluster.
 func (s *Store) Migrate(ctx context.Context) error {
+	_, err := s.migrate(ctx, nil)
+	return err
+}
+
+// migrate is Migrate, reporting how many migrations it applied; turn, when
+// set, is told when this process's turn begins (true) and ends (false), for
+// the tests that the turns do not overlap.
+func (s *Store) migrate(ctx context.Context, turn func(begin bool)) (applied int, err error) {
 	const op = "store.Migrate"
 	p, err := s.provider()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if s.dialect == MySQL {
 		release, err := s.takeMigrateTurn(ctx)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		defer release()
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return translate(op, fmt.Errorf("migrate up: %w", err))
+	if turn != nil {
+		turn(true)
+		defer turn(false) // before release: deferred calls run last first
 	}
-	return nil
+	res, err := p.Up(ctx)
+	if err != nil {
+		return len(res), translate(op, fmt.Errorf("migrate up: %w", err))
+	}
+	return len(res), nil
 }
 
 // takeMigrateTurn waits for the "migrate" lease and keeps it renewed until

@@ -177,6 +177,7 @@ func (s *Store) UpdateNotifyChannel(ctx context.Context, id int64, in NotifyChan
 	const op = "store.UpdateNotifyChannel"
 	var c NotifyChannel
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		c = NotifyChannel{}
 		if err := tx.First(&c, id).Error; err != nil {
 			return err
 		}
@@ -235,6 +236,7 @@ func (s *Store) FindNotifyChannelByID(ctx context.Context, id int64) (*NotifyCha
 	const op = "store.FindNotifyChannelByID"
 	var c NotifyChannel
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		c = NotifyChannel{}
 		if err := tx.First(&c, id).Error; err != nil {
 			return err
 		}

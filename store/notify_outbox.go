@@ -333,6 +333,9 @@ func (s *Store) ClaimOutbox(ctx context.Context, limit int, lease time.Duration)
 	token := randomKey()
 	var out []OutboxRow
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		// A run that finds nothing due returns before the Find below: it
+		// must not return what a failed run leased.
+		out = nil
 		now := s.now()
 		var ids []int64
 		// Channels whose rate is spent this minute are looked past: a

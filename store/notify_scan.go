@@ -97,15 +97,18 @@ func (s *Store) tellDue(ctx context.Context, due []notice) (int, error) {
 			return count, err
 		}
 		// Another scan told some of them meanwhile: one by one, each
-		// telling only if its mark is still free.
+		// telling only if its mark is still free. Counted once committed:
+		// a run rolled back after a collision told nobody.
+		toldHere := 0
 		err = s.tx(ctx, op, func(tx *gorm.DB) error {
+			toldHere = 0
 			for _, n := range batch {
 				ok, err := s.tell(tx, n)
 				if err != nil {
 					return err
 				}
 				if ok {
-					count++
+					toldHere++
 				}
 			}
 			return nil
@@ -113,6 +116,7 @@ func (s *Store) tellDue(ctx context.Context, due []notice) (int, error) {
 		if err != nil {
 			return count, err
 		}
+		count += toldHere
 	}
 	return count, nil
 }

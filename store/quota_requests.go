@@ -237,6 +237,7 @@ func (s *Store) CreateQuotaRequest(ctx context.Context, in QuotaRequestInput) (*
 	const op = "store.CreateQuotaRequest"
 	var r QuotaRequest
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		r = QuotaRequest{}
 		u, err := actorUser(ctx, tx, op)
 		if err != nil {
 			return err
@@ -377,6 +378,7 @@ func (s *Store) DecideQuotaRequest(ctx context.Context, id int64, approve bool, 
 	}
 	var r QuotaRequest
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		r = QuotaRequest{}
 		u, err := actorUser(ctx, tx, op)
 		if err != nil {
 			return err

@@ -136,9 +136,11 @@ func (s *Store) CreateQuota(ctx context.Context, in QuotaInput) (*Quota, error) 
 		return nil, err
 	}
 	now := s.now()
-	q := &Quota{TeamID: in.TeamID, CardTypeID: in.CardTypeID, CardSeconds: int64(in.CardHours*3600 + 0.5), MaxCards: in.MaxCards,
-		ValidFrom: in.ValidFrom, ExpiresAt: in.ExpiresAt, Note: in.Note, CreatedAt: now, UpdatedAt: now}
+	q := new(Quota)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		// A fresh row each run: a failed run left its id in it.
+		*q = Quota{TeamID: in.TeamID, CardTypeID: in.CardTypeID, CardSeconds: int64(in.CardHours*3600 + 0.5), MaxCards: in.MaxCards,
+			ValidFrom: in.ValidFrom, ExpiresAt: in.ExpiresAt, Note: in.Note, CreatedAt: now, UpdatedAt: now}
 		if err := checkQuotaRefs(tx, op, in); err != nil {
 			return err
 		}

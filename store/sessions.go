@@ -50,8 +50,8 @@ func (s *Store) CreateSession(ctx context.Context, userID int64) (string, error)
 		return "", errs.Internalf(op, "random: %w", err)
 	}
 	now := s.now()
-	sess := Session{TokenHash: hash, UserID: userID, CreatedAt: now, ExpiresAt: now.Add(SessionTTL)}
 	err = s.tx(ctx, op, func(tx *gorm.DB) error {
+		sess := Session{TokenHash: hash, UserID: userID, CreatedAt: now, ExpiresAt: now.Add(SessionTTL)}
 		// Checked rather than left to the foreign key: SQLite and MySQL
 		// report a missing parent with different codes.
 		if err := tx.First(&User{}, userID).Error; err != nil {

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/driver/mysql"
@@ -60,6 +61,9 @@ type Store struct {
 	tokenCache tokenCache
 	// onChange is told of committed changes others may cache (changes.go).
 	onChange changeHook
+	// txRetries counts the transactions run again after a collision: the
+	// tests read it to know that their writes really collided.
+	txRetries atomic.Int64
 }
 
 // Options says which database to open.
@@ -348,24 +352,42 @@ func (s *Store) checkpointOnce() error {
 // Now is the store's clock, UTC.
 func (s *Store) Now() time.Time { return s.now() }
 
-// tx runs fn in a transaction, once; any error rolls it back.
+// tx runs fn in a transaction; any error rolls it back. Every transaction
+// of the store runs through here, and every one is run again from the start
+// when the server rolled it back for colliding with another: InnoDB's
+// deadlock victim or, on Galera, the loser of certification against another
+// node's commit (both MySQL error 1213), or after a lock wait timeout
+// (1205); up to maxTxTries times in all, after a short jittered pause. A
+// collision then costs the caller milliseconds, whichever write it hit, and
+// reaches it as "busy" only when it outlasts every try.
+//
+// fn may therefore run more than once, and only its last run counts. Its
+// rules:
+//   - Results go into variables outside fn only by assignment, set afresh at
+//     the top of each run: a counter outside fn is set, never incremented,
+//     a slice outside fn is reset before it is appended to, and a row value
+//     outside fn is zeroed before it is read into or created (a failed run
+//     leaves its id in it, and gorm would then insert that id, or add it to
+//     a query's conditions).
+//   - fn touches nothing outside the database but the transaction's notes
+//     (each run gets fresh ones; only the committed run's are applied):
+//     what must happen after the write (a cache forgotten, a replica told)
+//     happens after tx returns.
+//   - fn passes a database error on (wrapped, or translated into a coded
+//     error that keeps it), never goes past it: after a deadlock the server
+//     has already undone what came before, and what fn wrote after it would
+//     commit alone.
 func (s *Store) tx(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
-	return s.runTx(ctx, op, fn, 1)
-}
-
-// retryTx is tx for a function safe to run again from the start: a
-// transaction the server rolled back as a deadlock victim or, on Galera,
-// for failing certification against another node's commit (both MySQL
-// error 1213), or after a lock wait timeout (1205), is run again, up to
-// maxTxTries times in all, after a short jittered pause. fn may set its
-// results in variables outside it (each run sets them again), never add to
-// them, and must touch nothing outside the database but the transaction's
-// notes (each run gets fresh ones; only the committed run's are applied).
-func (s *Store) retryTx(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
 	return s.runTx(ctx, op, fn, maxTxTries)
 }
 
-// maxTxTries bounds retryTx. Lock wait timeouts count double: each try has
+// retryTx is tx. It stays only for booking_batch.go, which is being changed
+// beside this and still names it; once it calls tx this goes.
+func (s *Store) retryTx(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
+	return s.tx(ctx, op, fn)
+}
+
+// maxTxTries bounds tx. Lock wait timeouts count double: each try has
 // already waited innodb_lock_wait_timeout (50 s by default).
 const maxTxTries = 5
 
@@ -386,6 +408,7 @@ func (s *Store) runTx(ctx context.Context, op string, fn func(tx *gorm.DB) error
 			}
 			return translate(op, err)
 		}
+		s.txRetries.Add(1)
 		if !sleepCtx(ctx, txBackoff(attempt)) {
 			return translate(op, err)
 		}

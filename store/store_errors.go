@@ -78,6 +78,14 @@ func retryableCode(err error) uint16 {
 	return 0
 }
 
+// isDuplicate tells a unique key's refusal from the other conflicts: a
+// collision that outlasted tx's tries is a conflict too ("error.busy"), and
+// must not read as "taken".
+func isDuplicate(err error) bool {
+	e, ok := errs.As(err)
+	return ok && e.Code == errs.Conflict && e.Key == "error.duplicate"
+}
+
 func isConnectionError(err error) bool {
 	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, gomysql.ErrInvalidConn) ||
 		errors.Is(err, sql.ErrConnDone) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||

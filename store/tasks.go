@@ -161,9 +161,11 @@ func (s *Store) CreateTask(ctx context.Context, in TaskInput) (*Task, error) {
 		return nil, err
 	}
 	now := s.now()
-	t := &Task{CreatedBy: ActorFrom(ctx).UserID, CreatedAt: now, UpdatedAt: now}
-	in.apply(t)
+	t := new(Task)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		// A fresh row each run: a failed run left its id in it.
+		*t = Task{CreatedBy: ActorFrom(ctx).UserID, CreatedAt: now, UpdatedAt: now}
+		in.apply(t)
 		if err := checkTaskRefs(tx, op, in); err != nil {
 			return err
 		}
@@ -193,6 +195,7 @@ func (s *Store) UpdateTask(ctx context.Context, id int64, in TaskInput) (*Task, 
 	}
 	var t Task
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		t = Task{}
 		if err := tx.First(&t, id).Error; err != nil {
 			return withKey(translate(op, err), "task.not_found")
 		}
@@ -206,7 +209,11 @@ func (s *Store) UpdateTask(ctx context.Context, id int64, in TaskInput) (*Task, 
 			return err
 		}
 		before := t
-		before.CardTypeIDs, _ = taskCardTypeIDs(tx, id)
+		ids, err := taskCardTypeIDs(tx, id)
+		if err != nil {
+			return err // past a deadlock the rest would commit without what came before
+		}
+		before.CardTypeIDs = ids
 		in.apply(&t)
 		t.UpdatedAt = s.now()
 		if err := tx.Save(&t).Error; err != nil {

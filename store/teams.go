@@ -45,8 +45,10 @@ func (s *Store) CreateTeam(ctx context.Context, in TeamInput) (*Team, error) {
 		return nil, err
 	}
 	now := s.now()
-	t := &Team{Name: in.Name, Description: in.Description, RequiresApproval: in.RequiresApproval, CreatedAt: now, UpdatedAt: now}
+	t := new(Team)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		// A fresh row each run: a failed run left its id in it.
+		*t = Team{Name: in.Name, Description: in.Description, RequiresApproval: in.RequiresApproval, CreatedAt: now, UpdatedAt: now}
 		if err := tx.Create(t).Error; err != nil {
 			return err
 		}
@@ -66,6 +68,7 @@ func (s *Store) UpdateTeam(ctx context.Context, id int64, in TeamInput) (*Team, 
 	}
 	var t Team
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		t = Team{}
 		if err := tx.First(&t, id).Error; err != nil {
 			return withKey(translate(op, err), "team.not_found")
 		}

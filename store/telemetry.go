@@ -112,7 +112,9 @@ func (s *Store) RecordUnknownCards(ctx context.Context, cards []UnknownCard) err
 		if c.Host != "" && !hosts[strings.ToLower(c.Host)] && hostNamePattern.MatchString(c.Host) {
 			hosts[strings.ToLower(c.Host)] = true
 			if _, err := s.FindHostByName(ctx, c.Host); errs.Is(err, errs.NotFound) {
-				if _, err := s.CreateHost(ctx, HostInput{Name: c.Host}); err != nil && !errs.Is(err, errs.Conflict) {
+				// Created by another process meanwhile is fine; a collision
+				// that outlasted the retries is not.
+				if _, err := s.CreateHost(ctx, HostInput{Name: c.Host}); err != nil && !hostNameTaken(err) {
 					return err
 				}
 			} else if err != nil {
@@ -141,11 +143,16 @@ func (s *Store) RecordUnknownCards(ctx context.Context, cards []UnknownCard) err
 			}
 			return tx.Save(&p).Error
 		})
-		if err != nil && !errs.Is(err, errs.Conflict) { // a concurrent insert of the same uuid is fine
+		if err != nil && !isDuplicate(err) { // a concurrent insert of the same uuid is fine
 			return err
 		}
 	}
 	return nil
+}
+
+func hostNameTaken(err error) bool {
+	e, ok := errs.As(err)
+	return ok && e.Key == "host.name_taken"
 }
 
 // RegisterPendingCard moves a pending card into the inventory with the
@@ -154,6 +161,7 @@ func (s *Store) RegisterPendingCard(ctx context.Context, id, cardTypeID int64) (
 	const op = "store.RegisterPendingCard"
 	var p PendingCard
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		p = PendingCard{}
 		if _, err := requireAdmin(ctx, tx, op); err != nil {
 			return err
 		}

@@ -160,6 +160,7 @@ func (s *Store) OpenAlert(ctx context.Context, in AlertInput) (*Alert, bool, err
 	created := false
 	key := alertOpenKey(in.Kind, in.CardID, in.BookingID, detail)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		out, created = Alert{}, false
 		q := tx.Where("kind = ?", in.Kind)
 		q = whereID(q, "card_id", in.CardID)
 		q = whereID(q, "booking_id", in.BookingID)

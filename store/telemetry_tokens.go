@@ -185,6 +185,7 @@ func (s *Store) BindTokenHost(ctx context.Context, tokenID int64, host string) (
 	ctx = orTelemetry(ctx)
 	var t APIToken
 	err = s.tx(ctx, op, func(tx *gorm.DB) error {
+		t = APIToken{}
 		res := tx.Model(&APIToken{}).Where("id = ? AND kind = ? AND hosts = ? AND revoked_at IS NULL", tokenID, TokenAgent, "").
 			Update("hosts", h)
 		if res.Error != nil {

@@ -50,8 +50,11 @@ func (s *Store) CreateAPIToken(ctx context.Context, userID int64, name, kind str
 	if err != nil {
 		return nil, "", errs.Internalf(op, "random: %w", err)
 	}
-	t := &APIToken{UserID: userID, Name: name, Kind: kind, Prefix: secret[:8], TokenHash: hash, CreatedAt: s.now()}
+	now := s.now()
+	t := new(APIToken)
 	err = s.tx(ctx, op, func(tx *gorm.DB) error {
+		// A fresh row each run: a failed run left its id in it.
+		*t = APIToken{UserID: userID, Name: name, Kind: kind, Prefix: secret[:8], TokenHash: hash, CreatedAt: now}
 		if err := tx.First(&User{}, userID).Error; err != nil {
 			return withKey(translate(op, err), "user.not_found")
 		}

@@ -170,15 +170,17 @@ func (s *Store) CreateUser(ctx context.Context, in UserCreate) (*User, error) {
 		return nil, err
 	}
 	now := s.now()
-	u := &User{Username: in.Username, DisplayName: in.DisplayName, Email: in.Email, PasswordHash: hash,
-		Role: in.Role, PasswordChangedAt: now, CreatedAt: now, UpdatedAt: now, OSAccounts: accounts, DigestMinute: DefaultDigestMinute}
+	u := new(User)
 	err = s.tx(ctx, op, func(tx *gorm.DB) error {
+		// A fresh row each run: a failed run left its id in it.
+		*u = User{Username: in.Username, DisplayName: in.DisplayName, Email: in.Email, PasswordHash: hash,
+			Role: in.Role, PasswordChangedAt: now, CreatedAt: now, UpdatedAt: now, OSAccounts: accounts, DigestMinute: DefaultDigestMinute}
 		if err := tx.Create(u).Error; err != nil {
 			return err
 		}
 		return s.audit(ctx, tx, "create", "user", u.ID, u.Username, nil, u)
 	})
-	if errs.Is(err, errs.Conflict) {
+	if isDuplicate(err) {
 		return nil, &errs.Error{Code: errs.Conflict, Op: op, Key: "user.username_taken", Fields: map[string]string{"username": "user.username_taken"}, Err: err}
 	}
 	if err != nil {
@@ -284,6 +286,7 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 	// After the commit, API tokens look their user up again (token_cache.go).
 	defer s.changed(ChangeUsers)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		u = User{}
 		if err := tx.First(&u, id).Error; err != nil {
 			return withKey(translate(op, err), "user.not_found")
 		}
