@@ -21,7 +21,7 @@ import (
 // transaction's own rows and notes. A refused request (no capacity, over
 // quota) writes nothing and the others go on; a transaction the server
 // rolled back for a deadlock or, on Galera, a certification failure runs
-// again whole (retryTx: writeJobs sets every job's result afresh on each
+// again whole (tx retries: writeJobs sets every job's result afresh on each
 // run); if it still fails, each request is tried again alone, so one bad
 // request never fails its neighbours.
 //
@@ -151,7 +151,7 @@ func (s *Store) runBookingBatch(q *bookingQueue, batch []*bookingJob) {
 	// The transaction belongs to no single client: one leaving must not
 	// cancel the others' bookings. A run again after a deadlock writes the
 	// jobs that joined the one before too.
-	err := s.retryTx(context.WithoutCancel(live[0].ctx), createBookingOp, func(tx *gorm.DB) error {
+	err := s.tx(context.WithoutCancel(live[0].ctx), createBookingOp, func(tx *gorm.DB) error {
 		return s.writeJobs(tx, &live, func(more *[]*bookingJob) {
 			for _, j := range q.join(&batch) {
 				*more = liveJobs(*more, []*bookingJob{j})
@@ -168,7 +168,7 @@ func (s *Store) runBookingBatch(q *bookingQueue, batch []*bookingJob) {
 	}
 	for _, j := range live {
 		one := []*bookingJob{j}
-		err := s.retryTx(j.ctx, createBookingOp, func(tx *gorm.DB) error { return s.writeJobs(tx, &one, nil) })
+		err := s.tx(j.ctx, createBookingOp, func(tx *gorm.DB) error { return s.writeJobs(tx, &one, nil) })
 		if err != nil {
 			j.res, j.err = nil, err
 		}

@@ -381,12 +381,6 @@ func (s *Store) tx(ctx context.Context, op string, fn func(tx *gorm.DB) error) e
 	return s.runTx(ctx, op, fn, maxTxTries)
 }
 
-// retryTx is tx. It stays only for booking_batch.go, which is being changed
-// beside this and still names it; once it calls tx this goes.
-func (s *Store) retryTx(ctx context.Context, op string, fn func(tx *gorm.DB) error) error {
-	return s.tx(ctx, op, fn)
-}
-
 // maxTxTries bounds tx. Lock wait timeouts count double: each try has
 // already waited innodb_lock_wait_timeout (50 s by default).
 const maxTxTries = 5
