@@ -19,17 +19,27 @@ import (
 	"cardhour/web"
 )
 
-// ledgerMonth reads ?month= (YYYY-MM), this month when absent; a month
+// ledgerMonth reads ?month= (YYYY-MM); when absent, the latest month in
+// which a round of the viewer's teams ended (this month when none has), so
+// that the page opens on figures rather than on an empty month. A month
 // that does not parse is reported and this month shown instead.
-func (a *Area) ledgerMonth(c echo.Context) (month, problem string) {
+func (a *Area) ledgerMonth(c echo.Context) (month, problem string, err error) {
 	month = strings.TrimSpace(c.QueryParam("month"))
 	if month == "" {
-		return a.thisMonth(), ""
+		teams, err := scope.Teams(c, a.Store)
+		if err != nil {
+			return "", "", err
+		}
+		latest, err := a.Store.LatestLedgerMonth(c.Request().Context(), a.Config.TZ, teams)
+		if err != nil || latest == "" {
+			return a.thisMonth(), "", err
+		}
+		return latest, "", nil
 	}
 	if _, _, err := store.MonthBounds(month, a.Config.TZ); err != nil {
-		return a.thisMonth(), web.T(request.Lang(c), "report.month_invalid")
+		return a.thisMonth(), web.T(request.Lang(c), "report.month_invalid"), nil
 	}
-	return month, ""
+	return month, "", nil
 }
 
 // teamOptions are the teams a viewer may filter by: every team for admins,
@@ -52,7 +62,10 @@ func (a *Area) teamOptions(c echo.Context, ids []int64) ([]web.Option, error) {
 // admins) that ended in a month.
 func (a *Area) ledgerPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	month, problem := a.ledgerMonth(c)
+	month, problem, err := a.ledgerMonth(c)
+	if err != nil {
+		return err
+	}
 	teams, err := scope.Teams(c, a.Store)
 	if err != nil {
 		return err

@@ -320,3 +320,40 @@ func TestMonthlyReportPageAndItsScope(t *testing.T) {
 		t.Error("a member at /reports is not told that reports are for managers")
 	}
 }
+
+// TestLedgerOpensOnTheLatestMonthWithRounds: without ?month= the ledger and
+// the monthly report open on the latest month in which a round ended, not
+// on an empty current month; with no rounds at all, on this month.
+func TestLedgerOpensOnTheLatestMonthWithRounds(t *testing.T) {
+	t.Parallel()
+	e := servertest.New(t, servertest.Options{Demo: true})
+	zone := e.Cfg.TZ.String()
+	this := store.MonthOf(time.Now(), e.Cfg.TZ)
+	// The demo's months were cut in UTC; the portal shows its own zone.
+	if _, err := e.St.SettleLedger(context.Background(), store.LedgerPassOptions{Zone: e.Cfg.TZ}); err != nil {
+		t.Fatal(err)
+	}
+	// Leave the demo's rounds of the earlier months only: this month and
+	// the one before have none.
+	if _, err := e.St.DB().Exec("DELETE FROM ledger_round_months WHERE zone = ? AND month >= ?", zone, store.AddMonths(this, -1)); err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	if err := e.St.DB().QueryRow("SELECT MAX(month) FROM ledger_round_months WHERE zone = ? AND is_end_month = ?", zone, true).Scan(&want); err != nil || want == "" {
+		t.Fatalf("the demo has no round in an earlier month (%v)", err)
+	}
+	admin := e.Client()
+	admin.MustLogin("admin", servertest.AdminPassword)
+	for _, path := range []string{"/ledger", "/reports/monthly"} {
+		doc := admin.Get(path).Doc(t)
+		if got, _ := doc.Find(`input[name=month]`).Attr("value"); got != want {
+			t.Errorf("%s opens on %q, want %q (the latest month with rounds; this month is %s)", path, got, want, this)
+		}
+	}
+	if _, err := e.St.DB().Exec("DELETE FROM ledger_round_months"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := admin.Get("/ledger").Doc(t).Find(`input[name=month]`).Attr("value"); got != this {
+		t.Errorf("with no rounds the ledger opens on %q, want this month %q", got, this)
+	}
+}
