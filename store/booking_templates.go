@@ -52,8 +52,8 @@ func (s *Store) CreateTemplateFromTask(ctx context.Context, in TemplateInput) (*
 	in.Name = strings.TrimSpace(in.Name)
 	v := errs.NewValidation(op)
 	v.Check(in.Name != "", "name", "field.required")
-	v.Check(len([]rune(in.Name)) <= 100, "name", "field.too_long")
-	v.Check(in.Count >= 1 && in.Count <= s.policy.MaxCards, "count", "booking.count_range")
+	v.CheckLen(in.Name, 100, "name")
+	v.Check(in.Count >= 1 && in.Count <= s.policy.MaxCards, "count", "booking.count_range", s.policy.MaxCards)
 	v.Check(in.Duration >= s.policy.MinDuration && in.Duration <= s.policy.Horizon, "duration_hours", "template.duration_range")
 	if err := v.Err(); err != nil {
 		return nil, err

@@ -82,7 +82,7 @@ func (in *QuotaInput) validate(op string) error {
 	if !in.ValidFrom.IsZero() && !in.ExpiresAt.IsZero() {
 		v.Check(in.ExpiresAt.After(in.ValidFrom), "expires_at", "quota.expiry_before_start")
 	}
-	v.Check(len([]rune(in.Note)) <= 255, "note", "field.too_long")
+	v.CheckLen(in.Note, 255, "note")
 	return v.Err()
 }
 

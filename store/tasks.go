@@ -85,13 +85,13 @@ func (in *TaskInput) validate(op string) error {
 	v := errs.NewValidation(op)
 	v.Check(in.TeamID > 0, "team_id", "task.team_required")
 	v.Check(in.Name != "", "name", "field.required")
-	v.Check(len([]rune(in.Name)) <= 100, "name", "field.too_long")
+	v.CheckLen(in.Name, 100, "name")
 	v.Check(schedule.PriorityRank(in.Priority) > 0, "priority", "task.priority_invalid")
 	v.Check(in.EstimateCardHours > 0 && in.EstimateCardHours <= 1_000_000, "estimate_card_hours", "task.estimate_range")
 	v.Check(schedule.ReadinessRank(in.DataReadiness) > 0, "data_readiness", "task.readiness_invalid")
 	v.Check(in.VRAMGiB >= 0 && in.VRAMGiB <= 100_000, "vram_gib", "task.vram_range")
 	v.Check(in.Precision == "" || validPrecision(in.Precision), "precision", "task.precision_invalid")
-	v.Check(len([]rune(in.Notes)) <= 2000, "notes", "field.too_long")
+	v.CheckLen(in.Notes, 2000, "notes")
 	if in.DataReadyAt != nil {
 		t := in.DataReadyAt.UTC()
 		in.DataReadyAt = &t

@@ -135,7 +135,7 @@ func (in *UserCreate) validate() error {
 	}
 	v := errs.NewValidation("store.CreateUser")
 	v.Check(usernamePattern.MatchString(in.Username), "username", "user.username_invalid")
-	v.Check(len([]rune(in.DisplayName)) <= 100, "display_name", "field.too_long")
+	v.CheckLen(in.DisplayName, 100, "display_name")
 	v.Check(in.Email == "" || emailPattern.MatchString(in.Email), "email", "user.email_invalid")
 	v.Check(RoleRank(in.Role) > 0, "role", "user.role_invalid")
 	if in.bootstrap {
@@ -258,7 +258,7 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 	if up.DisplayName != nil {
 		d := strings.TrimSpace(*up.DisplayName)
 		up.DisplayName = &d
-		v.Check(len([]rune(d)) <= 100, "display_name", "field.too_long")
+		v.CheckLen(d, 100, "display_name")
 	}
 	if up.Password != nil {
 		v.Check(len([]rune(*up.Password)) >= MinPasswordLength, "password", "user.password_short")

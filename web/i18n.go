@@ -269,7 +269,7 @@ var coreMessages = map[string][2]string{
 	"form.has_errors": {"请修正标出的字段后再提交。", "Please correct the marked fields and submit again."},
 
 	"field.required":            {"此项必填。", "This field is required."},
-	"field.too_long":            {"内容过长。", "This is too long."},
+	"field.too_long":            {"最多 %d 个字符。", "At most %d characters."},
 	"field.limit_range":         {"每页条数须在 1 到 500 之间。", "The page size must be from 1 to 500."},
 	"field.offset_range":        {"偏移量不能为负数。", "The offset cannot be negative."},
 	"field.period_invalid":      {"结束时间须晚于开始时间。", "The end must be after the start."},
@@ -373,7 +373,7 @@ var coreMessages = map[string][2]string{
 	"booking.already_over":          {"该预约已结束。", "This booking is already over."},
 	"booking.approve_managers":      {"只有团队经理或管理员可以审批。", "Only the team's managers and admins may approve."},
 	"booking.cancel_running":        {"预约已开始，不能取消；请用“提前释放”归还剩余卡时。", "The booking has started and cannot be cancelled; release it early to return the remaining card-hours."},
-	"booking.count_range":           {"卡数须为 1 到单次上限之间的整数。", "The card count must be a whole number from 1 to the per-booking limit."},
+	"booking.count_range":           {"卡数须为 1 到 %d 之间的整数（单次预约上限）。", "The card count must be a whole number from 1 to %d (the most one booking may take)."},
 	"booking.end_before_start":      {"结束时间须晚于开始时间。", "The end must be after the start."},
 	"booking.end_required":          {"请填写结束时间。", "Enter the end time."},
 	"booking.extend_conflict":       {"这些卡在 %s 已被其他预约占用，无法延长。", "These cards are booked by someone else from %s; the booking cannot be extended."},
@@ -398,7 +398,7 @@ var coreMessages = map[string][2]string{
 	"notify.preempted": {"预约 #%v 被核心任务“%v”抢占（次要任务让位于核心任务）。", "Booking #%v was preempted by the core task “%v” (backfill gives way to core work)."},
 
 	"quota.expiry_before_start": {"到期时间须晚于生效时间。", "The expiry must be after the start of validity."},
-	"quota.hours_range":         {"额度卡时须大于 0。", "The card-hours must be above 0."},
+	"quota.hours_range":         {"额度卡时须大于 0，最多 10,000,000 卡时。", "The card-hours must be above 0 and at most 10,000,000 card-hours."},
 	"quota.identity_fixed":      {"额度的团队和卡型不能修改，请新建额度。", "A quota's team and card type cannot change; create a new quota."},
 	"quota.max_cards_range":     {"并发卡数上限须为 0（不限）到 10000。", "The concurrent-card cap must be 0 (none) to 10,000."},
 	"quota.none":                {"你的团队没有该卡型的有效额度，请联系经理或管理员申请。", "Your team has no valid quota for this card type; ask a manager or admin for one."},
@@ -409,7 +409,7 @@ var coreMessages = map[string][2]string{
 	"quota.overlap":             {"同一团队同一卡型的额度时段不能重叠。", "Quotas of one team and card type may not overlap in time."},
 	"quota.past_expiry":         {"预约超出额度到期时间 %s 小时，长任务可能中途断——请先续额度。", "The booking runs %s hours past the quota's expiry; renew the quota first so a long run is not cut off."},
 
-	"task.estimate_range":    {"卡时预估须大于 0。", "The card-hour estimate must be above 0."},
+	"task.estimate_range":    {"卡时预估须大于 0，最多 1,000,000 卡时。", "The card-hour estimate must be above 0 and at most 1,000,000 card-hours."},
 	"task.name_taken":        {"团队中已有同名任务。", "The team has a task with this name."},
 	"task.not_found":         {"任务不存在。", "Task not found."},
 	"task.precision_invalid": {"精度须为 fp32、tf32、bf16、fp16、fp8 或 int8。", "The precision must be fp32, tf32, bf16, fp16, fp8 or int8."},

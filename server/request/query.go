@@ -57,17 +57,22 @@ func RenameFields(err error, names map[string]string) error {
 		return err
 	}
 	fields := make(map[string]string, len(e.Fields))
+	args := make(map[string][]any, len(e.FieldArgs))
 	changed := false
 	for f, k := range e.Fields {
+		a, hasArgs := e.FieldArgs[f]
 		if to, ok := names[f]; ok {
 			f, changed = to, true
 		}
 		fields[f] = k
+		if hasArgs {
+			args[f] = a
+		}
 	}
 	if !changed {
 		return err
 	}
 	out := *e
-	out.Fields = fields
+	out.Fields, out.FieldArgs = fields, args
 	return &out
 }
