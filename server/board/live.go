@@ -41,8 +41,13 @@ type live struct {
 	warned map[int64]time.Time // bookings the auto-release policy warned, and when (loop-owned)
 
 	// The alerts loop's own: whether its first round as the lease holder
-	// has passed, and when a replica without the lease last read the alerts.
+	// has passed; the episodes open before staleBefore (this process's
+	// start; zero: none to look at) that it closes at staleUntil unless its
+	// fleet raises them then; and when a replica without the lease last
+	// read the alerts.
 	staleChecked bool
+	staleBefore  time.Time
+	staleUntil   time.Time
 	alertsReadAt time.Time
 	tokens       tokenCache // agent tokens recently found valid
 
@@ -366,26 +371,62 @@ type alertDetail struct {
 }
 
 // staleCloseWithin is how soon after start a replica that takes the board's
-// alerts lease closes the episodes the last run left open: a lease taken
-// that soon was free at start, so no live replica was raising them (one
-// taken over later is another's, whose episodes are live).
+// alerts lease looks for the episodes the last run left open: a lease taken
+// that soon was free at start (the whole portal restarted) or given up by a
+// holder that stopped (this process is that holder, restarted) — and then
+// the episodes open now may still be raised by the other replicas' fleets.
+// One taken over later is another's, whose fleet already knows the live
+// episodes.
 const staleCloseWithin = 30 * time.Second
 
-// persistEvents is the alerts lease holder's round: on its first, right
-// after start, it closes the episodes left open by the last run (the live
-// state opens them again if they persist); then it writes the episodes.
+// staleGrace is how long past the offline window a fresh holder waits for
+// its fleet to see the cards again before it closes the episodes it does
+// not raise: a card that has not reported by then is offline, which ends
+// its episodes anyway.
+const staleGrace = 5 * time.Second
+
+// persistEvents is the alerts lease holder's round: it writes the episodes
+// its fleet sees; on its first round right after start it notes the
+// episodes already open, and once its fleet has had the offline window to
+// see their cards, it closes those its fleet does not raise (left open by
+// the last run: the live state opens them again if they persist). Closing
+// them at once would close episodes the other replicas still see — the
+// holder restarted, not the portal — until a sample opens them again.
 func (l *live) persistEvents(ctx context.Context, started time.Time) error {
 	if !l.staleChecked {
 		l.staleChecked = true
 		if time.Since(started) < staleCloseWithin {
-			if n, err := l.a.Store.CloseStaleAlerts(ctx, started); err != nil {
-				l.a.Log.Warn("board: stale alerts not closed", "err", err)
-			} else if n > 0 {
-				l.a.Log.Info("closed alerts left open by the last run", "alerts", n)
-			}
+			l.staleBefore = started
+			l.staleUntil = time.Now().Add(l.a.Config.Thresholds.OfflineAfter + staleGrace)
 		}
 	}
-	return l.processEvents(ctx)
+	if err := l.processEvents(ctx); err != nil {
+		return err
+	}
+	if l.staleBefore.IsZero() || time.Now().Before(l.staleUntil) {
+		return nil
+	}
+	type episode struct {
+		kind string
+		card int64
+	}
+	raising := map[episode]bool{}
+	for _, e := range l.fleet.Raising() {
+		raising[episode{alertKinds[e.Kind], e.CardID}] = true
+	}
+	n, err := l.a.Store.CloseStaleAlertsExcept(ctx, l.staleBefore, func(a store.Alert) bool {
+		return a.CardID != nil && raising[episode{a.Kind, *a.CardID}]
+	})
+	if err != nil {
+		l.a.Log.Warn("board: stale alerts not closed", "err", err)
+		return nil // the next round tries again
+	}
+	l.staleBefore = time.Time{}
+	if n == 0 {
+		return nil
+	}
+	l.a.Log.Info("closed alerts left open by the last run", "alerts", n)
+	return l.refreshAlerts(ctx)
 }
 
 // dropEvents is the round of a replica without the alerts lease: the
