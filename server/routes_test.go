@@ -272,7 +272,12 @@ type credentials struct {
 
 func (e *env) matrixRequest(r route.Route, who string, cred credentials) *httptest.ResponseRecorder {
 	e.T.Helper()
-	path := concretePath(r.Method, r.Path)
+	return e.matrixRequestTo(r, concretePath(r.Method, r.Path), cred)
+}
+
+// matrixRequestTo sends route r's request to a filled-in path.
+func (e *env) matrixRequestTo(r route.Route, path string, cred credentials) *httptest.ResponseRecorder {
+	e.T.Helper()
 	var body string
 	contentType := "application/x-www-form-urlencoded"
 	switch {

@@ -442,7 +442,7 @@ func (a *Area) bookingActionFailed(c echo.Context, id int64, err error) error {
 }
 
 func (a *Area) releaseBookingForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -456,7 +456,7 @@ func (a *Area) releaseBookingForm(c echo.Context) error {
 }
 
 func (a *Area) cancelBookingForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -467,7 +467,7 @@ func (a *Area) cancelBookingForm(c echo.Context) error {
 }
 
 func (a *Area) approveBookingForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -486,7 +486,7 @@ func (a *Area) approveBookingForm(c echo.Context) error {
 // extendBookingForm moves the end later; the new end is read in the
 // portal's zone.
 func (a *Area) extendBookingForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
