@@ -32,6 +32,10 @@ package server_test
 //
 // TestRouteTableChecksCatchMistakes keeps proving the first, third and
 // fourth on a server with such routes added, so the checks cannot rot.
+//
+// Getting past a route's gate must not open other teams' records: that half
+// is TestRouteRoleMatrixRefusesOtherTeamsRecords (routes_teams_test.go),
+// which sends every route taking an id another team's record and wants 404.
 
 import (
 	"fmt"
