@@ -172,8 +172,10 @@ func (a *Area) heatmapPage(c echo.Context) error {
 	now := time.Now().In(loc)
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
 	if q := c.QueryParam("day"); q != "" {
+		// In the portal's range: a week from 9999-12-31 is a year MariaDB
+		// refuses (500).
 		d, err := time.ParseInLocation(time.DateOnly, q, loc)
-		if err != nil {
+		if err != nil || !request.InRange(d) {
 			return errs.E(errs.Invalid, "server.heatmapPage", "heatmap.bad_day")
 		}
 		day = d
@@ -207,8 +209,10 @@ func (a *Area) longStatesPage(c echo.Context) error {
 	now := time.Now().In(loc)
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
 	if q := c.QueryParam("day"); q != "" {
+		// In the portal's range: a week from 9999-12-31 is a year MariaDB
+		// refuses (500).
 		d, err := time.ParseInLocation(time.DateOnly, q, loc)
-		if err != nil {
+		if err != nil || !request.InRange(d) {
 			return errs.E(errs.Invalid, "server.longStatesPage", "heatmap.bad_day")
 		}
 		day = d
