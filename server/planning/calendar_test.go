@@ -10,6 +10,7 @@ import (
 
 	"cardhour/server/servertest"
 	"cardhour/store"
+	"cardhour/store/storetest"
 )
 
 // issueFeed asks for a feed through the calendar page's form (team 0: the
@@ -33,7 +34,17 @@ func issueFeed(t *testing.T, c *servertest.Client, team int64) string {
 // creator was recorded is judged by the creator its audit entry names.
 func TestTeamFeedStopsWithItsCreatorsAccess(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, servertest.Options{})
+	storetest.ForEachDialectName(t, func(t *testing.T, dialect string) {
+		o := servertest.Options{}
+		if dialect == store.MySQL {
+			dsn, _ := storetest.MySQLDSN(t)
+			o.Vars = map[string]string{"CARDHOUR_DB": "mysql://" + dsn}
+		}
+		teamFeedStopsWithItsCreatorsAccess(t, newEnv(t, o))
+	})
+}
+
+func teamFeedStopsWithItsCreatorsAccess(t *testing.T, e *env) {
 	w := plnSetup(t, e)
 	admin := e.LoggedIn(store.RoleAdmin)
 	anon := e.Client()
