@@ -32,6 +32,10 @@ package server_test
 //
 // TestRouteTableChecksCatchMistakes keeps proving the first, third and
 // fourth on a server with such routes added, so the checks cannot rot.
+//
+// Getting past a route's gate must not open other teams' records: that half
+// is TestRouteRoleMatrixRefusesOtherTeamsRecords (routes_teams_test.go),
+// which sends every route taking an id another team's record and wants 404.
 
 import (
 	"fmt"
@@ -272,7 +276,12 @@ type credentials struct {
 
 func (e *env) matrixRequest(r route.Route, who string, cred credentials) *httptest.ResponseRecorder {
 	e.T.Helper()
-	path := concretePath(r.Method, r.Path)
+	return e.matrixRequestTo(r, concretePath(r.Method, r.Path), cred)
+}
+
+// matrixRequestTo sends route r's request to a filled-in path.
+func (e *env) matrixRequestTo(r route.Route, path string, cred credentials) *httptest.ResponseRecorder {
+	e.T.Helper()
 	var body string
 	contentType := "application/x-www-form-urlencoded"
 	switch {

@@ -93,7 +93,7 @@ var boardMessages = map[string][2]string{
 	"long.day":              {"日期", "Day"},
 	"long.prev":             {"前一天", "Day before"},
 	"long.next":             {"后一天", "Day after"},
-	"heatmap.bad_day":       {"日期格式应为 YYYY-MM-DD。", "The day must look like YYYY-MM-DD."},
+	"heatmap.bad_day":       {"日期格式应为 YYYY-MM-DD，且在 2000-01-01 至 2200-01-01 之间。", "The day must look like YYYY-MM-DD, between 2000-01-01 and 2200-01-01."},
 	"heatmap.weekday.mon":   {"周一", "Mon"},
 	"heatmap.weekday.tue":   {"周二", "Tue"},
 	"heatmap.weekday.wed":   {"周三", "Wed"},

@@ -59,7 +59,7 @@ var bookingMessages = map[string][2]string{
 	"bkform.end":                {"结束时间", "End"},
 	"bkform.tz_help":            {"按 %s 时间填写。", "In %s time."},
 	"bkform.horizon_help":       {"最远可预约到 %d 天后。", "Up to %d days ahead."},
-	"bkform.time_invalid":       {"时间格式不正确，应为 年-月-日 时:分。", "This is not a valid time; use year-month-day hour:minute."},
+	"bkform.time_invalid":       {"时间格式不正确，应为 年-月-日 时:分，且在 2000-01-01 至 2200-01-01 之间。", "This is not a valid time; use year-month-day hour:minute, between 2000-01-01 and 2200-01-01."},
 	"bkform.queue":              {"没有空卡时排队等候", "Wait in the queue when no cards are free"},
 	"bkform.queue_help":         {"有卡释放时按“核心优先、数据就绪优先、先到先得”自动分配。", "When cards free up, the queue places requests core first, data-ready first, then first come."},
 	"bkform.override":           {"经理越权超额度", "Manager override of the quota"},

@@ -15,7 +15,7 @@ var planningMessages = map[string][2]string{
 	"plan.filter":    {"筛选", "Filter"},
 	"plan.hours":     {"%s 小时", "%s h"},
 	"plan.tz_help":   {"按 %s 时间填写。", "In %s time."},
-	"plan.bad_time":  {"请输入有效的日期和时间。", "Enter a valid date and time."},
+	"plan.bad_time":  {"请输入 2000-01-01 至 2200-01-01 之间的有效日期和时间。", "Enter a valid date and time between 2000-01-01 and 2200-01-01."},
 
 	"plan.priority":             {"优先级", "Priority"},
 	"plan.priority.core":        {"核心", "Core"},

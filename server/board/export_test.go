@@ -32,3 +32,7 @@ func (a *Area) RefreshNow(ctx context.Context) error {
 
 // ProcessEventsNow turns the alert episodes the fleet saw into alerts.
 func (a *Area) ProcessEventsNow(ctx context.Context) error { return a.live.processEvents(ctx) }
+
+// SetCredentialCheck sets how often open sockets' credentials are asked
+// again unprompted; call it before Start.
+func (a *Area) SetCredentialCheck(d time.Duration) { a.live.credEvery = d }

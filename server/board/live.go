@@ -56,13 +56,19 @@ type live struct {
 	// reload now (another replica changed the inventory).
 	cluster cluster.Cluster
 	reload  chan struct{}
+
+	// recheck wakes the socket guard (guard.go): a token or user changed;
+	// credEvery is how often it asks unprompted.
+	recheck   chan struct{}
+	credEvery time.Duration
 }
 
 // maxUnsaved bounds the rollups kept while the database is unreachable.
 const maxUnsaved = 200000
 
 func newLive(a *Area, reg *prometheus.Registry) *live {
-	l := &live{a: a, warned: map[int64]time.Time{}, cluster: a.Cluster, reload: make(chan struct{}, 1)}
+	l := &live{a: a, warned: map[int64]time.Time{}, cluster: a.Cluster, reload: make(chan struct{}, 1),
+		recheck: make(chan struct{}, 1), credEvery: credCheckEvery}
 	if l.cluster == nil {
 		l.cluster = cluster.NewLocal()
 	}
@@ -219,6 +225,11 @@ func (a *Area) Start(ctx context.Context) (stop func()) {
 	go func() {
 		defer wg.Done()
 		l.hub.run(ctx)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		l.guardSockets(ctx, l.credEvery)
 	}()
 	goLoop("holds", 5*time.Second, l.refreshHolds)
 	goLoop("inventory", 30*time.Second, l.refreshInventory)

@@ -61,12 +61,14 @@ func (l *live) applyShared(data []byte) {
 
 // Forget drops what the board cached about c, changed in this process or
 // another replica: agent tokens (a revoked one is refused at once), the
-// inventory and the teams' OS accounts (reloaded now).
+// open sockets' credentials (asked again now), the inventory and the teams'
+// OS accounts (reloaded now).
 func (a *Area) Forget(c store.Change) {
 	l := a.live
 	switch c {
 	case store.ChangeTokens, store.ChangeUsers:
 		l.tokens.clear()
+		l.askRecheck()
 	}
 	switch c {
 	case store.ChangeInventory, store.ChangeUsers:

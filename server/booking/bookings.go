@@ -443,7 +443,7 @@ func (a *Area) bookingActionFailed(c echo.Context, id int64, err error) error {
 }
 
 func (a *Area) releaseBookingForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -457,7 +457,7 @@ func (a *Area) releaseBookingForm(c echo.Context) error {
 }
 
 func (a *Area) cancelBookingForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -468,7 +468,7 @@ func (a *Area) cancelBookingForm(c echo.Context) error {
 }
 
 func (a *Area) approveBookingForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -487,7 +487,7 @@ func (a *Area) approveBookingForm(c echo.Context) error {
 // extendBookingForm moves the end later; the new end is read in the
 // portal's zone.
 func (a *Area) extendBookingForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}

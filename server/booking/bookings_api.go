@@ -168,7 +168,7 @@ func (a *Area) bookingView(c echo.Context, id int64) (bookingJSON, error) {
 }
 
 func (a *Area) apiReleaseBooking(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func (a *Area) apiReleaseBooking(c echo.Context) error {
 }
 
 func (a *Area) apiCancelBooking(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func (a *Area) apiCancelBooking(c echo.Context) error {
 }
 
 func (a *Area) apiExtendBooking(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (a *Area) apiExtendBooking(c echo.Context) error {
 }
 
 func (a *Area) apiApproveBooking(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}

@@ -129,6 +129,11 @@ func (a *Area) ledgerRoundPage(c echo.Context) error {
 
 func (a *Area) renderRound(c echo.Context, status int, id int64, f web.Form, correcting int64) error {
 	ctx := c.Request().Context()
+	// A round is its booking: another team's is not found here as on
+	// /bookings/{id} and the API, before even the wait page says it exists.
+	if _, err := scope.Booking(c, a.Store, id); err != nil {
+		return err
+	}
 	d, err := a.Store.FindLedgerRound(ctx, a.Config.TZ, id)
 	if errs.Is(err, errs.Conflict) {
 		_, _, msg, _ := response.Describe(err, request.Lang(c))
@@ -225,7 +230,9 @@ func outputInputFromForm(f web.Form) (store.OutputInput, error) {
 
 // recordOutputForm appends an output (or a correction) to a round.
 func (a *Area) recordOutputForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	// Scoped before the form is read, so a refusal of the form's fields
+	// cannot tell that another team's round exists.
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -248,8 +255,9 @@ func (a *Area) recordOutputForm(c echo.Context) error {
 	return a.renderRound(c, response.StatusOf(err), id, f, in.CorrectsID)
 }
 
-// taskLedgerPage shows a task's ledger to any signed-in user, as its task
-// page is; the kind is set by those who may change the task.
+// taskLedgerPage shows a task's ledger to those who may see the task (its
+// teams' people, admins), as its task page does; the kind is set by those
+// who may change the task.
 func (a *Area) taskLedgerPage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
@@ -260,6 +268,9 @@ func (a *Area) taskLedgerPage(c echo.Context) error {
 
 func (a *Area) renderTaskLedger(c echo.Context, status int, id int64, kind web.Form) error {
 	ctx := c.Request().Context()
+	if _, err := scope.Task(c, a.Store, id); err != nil {
+		return err
+	}
 	l, err := a.Store.FindTaskLedger(ctx, a.Config.TZ, id)
 	if err != nil {
 		return err
@@ -293,7 +304,9 @@ func (a *Area) renderTaskLedger(c echo.Context, status int, id int64, kind web.F
 
 // setTaskKindForm classifies a task for the yearly baseline.
 func (a *Area) setTaskKindForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	// Another team's task is not found, as on the page; the store's own
+	// check (403) is for those who see the task but may not plan for it.
+	id, err := scope.TaskID(c, a.Store)
 	if err != nil {
 		return err
 	}
