@@ -41,6 +41,7 @@ var boardMessages = map[string][2]string{
 	"board.conn.stale":           {"数据过期", "Stale"},
 	"board.conn.reconnecting":    {"重连中…", "Reconnecting…"},
 	"board.conn.connecting":      {"连接中…", "Connecting…"},
+	"board.conn.revoked":         {"凭据已失效，请重新登录或更换看板令牌", "Credential revoked: sign in again or use a new board token"},
 	"board.alerts":               {"告警", "Alerts"},
 	"board.alert.vram":           {"%s 显存 %s%% · %s", "%s VRAM %s%% · %s"},
 	"board.alert.held_idle":      {"%s 占而未用 · %s · 自 %s", "%s held but idle · %s · since %s"},
