@@ -35,7 +35,7 @@ func (s *Server) middleware() {
 		MinLength: 1024,
 		Skipper: func(c echo.Context) bool {
 			p := c.Request().URL.Path
-			return p == "/ws/board" || p == "/metrics" // promhttp compresses on its own
+			return p == "/ws/board"
 		},
 	}))
 	e.Use(s.language)
