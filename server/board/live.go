@@ -101,6 +101,7 @@ func (l *live) ensureFresh(ctx context.Context, maxAge time.Duration) error {
 // refreshInventory loads every card into the fleet, and the OS accounts
 // of each team (to tell a booking's processes from foreign ones).
 func (l *live) refreshInventory(ctx context.Context) error {
+	l.metrics.loads.WithLabelValues("inventory").Inc()
 	cards, err := l.a.Store.FindCards(ctx, store.CardFilter{})
 	if err != nil {
 		return err
@@ -134,6 +135,7 @@ func (l *live) refreshInventory(ctx context.Context) error {
 // per card type.
 func (l *live) refreshHolds(ctx context.Context) error {
 	now := time.Now()
+	l.metrics.loads.WithLabelValues("holds").Inc()
 	hs, err := l.a.Store.FindCardHolds(ctx, now)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ type boardMetrics struct {
 	frameBytes prometheus.Counter
 	dropped    *prometheus.CounterVec
 	latency    prometheus.Histogram
+	loads      *prometheus.CounterVec
 	cards      *cardMetrics
 }
 
@@ -42,9 +43,14 @@ func newBoardMetrics(reg *prometheus.Registry, fl *telemetry.Fleet) *boardMetric
 			Help:    "From a sample's arrival to the frame carrying it being written to a board, per board.",
 			Buckets: []float64{.005, .01, .025, .05, .075, .1, .125, .15, .175, .2, .25, .3, .5, 1, 2, 5},
 		}),
+		// Each is a whole read of the cards (or the bookings holding them):
+		// with 10,000 cards, a rate of more than a few a minute is a storm.
+		loads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cardhour_board_loads_total", Help: "Loads of the inventory or of the holds from the database into the live state, by what was loaded.",
+		}, []string{"what"}),
 		cards: &cardMetrics{fleet: fl},
 	}
-	reg.MustRegister(m.samples, m.clients, m.frames, m.frameBytes, m.dropped, m.latency, &fleetCollector{fleet: fl})
+	reg.MustRegister(m.samples, m.clients, m.frames, m.frameBytes, m.dropped, m.latency, m.loads, &fleetCollector{fleet: fl})
 	return m
 }
 
