@@ -42,7 +42,7 @@ func (s *Server) middleware() {
 		Level: gzip.BestSpeed,
 		Skipper: func(c echo.Context) bool {
 			p := c.Request().URL.Path
-			return p == "/ws/board" || p == "/metrics" // promhttp compresses on its own
+			return p == "/ws/board"
 		},
 	}))
 	e.Use(s.language)

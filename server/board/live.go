@@ -27,9 +27,9 @@ type live struct {
 	hub     *hub
 	metrics *boardMetrics
 
-	refreshMu   sync.Mutex
-	inventoryAt time.Time
-	holdsAt     time.Time
+	// inventory and holds load the cards and the bookings holding them
+	// into the fleet, one load at a time for all who ask (reload.go).
+	inventory, holds *reloader
 
 	alertsMu sync.Mutex
 	alerts   []telemetry.AlertView
@@ -53,9 +53,12 @@ type live struct {
 
 	// cluster shares each batch this replica receives with the others and
 	// brings theirs (shared.go); reload asks the inventory loop for a
-	// reload now (another replica changed the inventory).
-	cluster cluster.Cluster
-	reload  chan struct{}
+	// reload now (another replica changed the inventory), reloadUnknown
+	// for one unless the last is recent (another replica's batch carried
+	// cards this one does not know).
+	cluster       cluster.Cluster
+	reload        chan struct{}
+	reloadUnknown chan struct{}
 
 	// recheck wakes the socket guard (guard.go): a token or user changed;
 	// credEvery is how often it asks unprompted.
@@ -63,12 +66,22 @@ type live struct {
 	credEvery time.Duration
 }
 
+// reloadGap is the least time between two loads of the inventory (or of
+// the holds): with 10,000 cards each is a read of 10,000 rows, and a burst
+// of changes (an import through the API) asks for one per change.
+const reloadGap = time.Second
+
+// unknownReloadAge is how recent a load of the inventory must be for a
+// push of cards it lacks: an admin's new card is registered within
+// seconds, and a stranger that keeps reporting costs a load every few.
+const unknownReloadAge = 5 * time.Second
+
 // maxUnsaved bounds the rollups kept while the database is unreachable.
 const maxUnsaved = 200000
 
 func newLive(a *Area, reg *prometheus.Registry) *live {
 	l := &live{a: a, warned: map[int64]time.Time{}, cluster: a.Cluster, reload: make(chan struct{}, 1),
-		recheck: make(chan struct{}, 1), credEvery: credCheckEvery}
+		reloadUnknown: make(chan struct{}, 1), recheck: make(chan struct{}, 1), credEvery: credCheckEvery}
 	if l.cluster == nil {
 		l.cluster = cluster.NewLocal()
 	}
@@ -78,6 +91,8 @@ func newLive(a *Area, reg *prometheus.Registry) *live {
 		Intervals: map[telemetry.Source]time.Duration{telemetry.SourceAgent: time.Second, telemetry.SourceDCGM: a.Config.DCGMInterval,
 			telemetry.SourceSimulator: time.Second}})
 	l.metrics = newBoardMetrics(reg, l.fleet)
+	l.inventory = &reloader{load: l.loadInventory, gap: reloadGap}
+	l.holds = &reloader{load: l.loadHolds, gap: reloadGap}
 	l.hub = newHub(l.fleet, l.openAlerts, l.metrics, defaultHubOptions())
 	l.cluster.Subscribe(cluster.TopicSamples, l.applyShared)
 	return l
@@ -92,26 +107,25 @@ func (l *live) openAlerts() []telemetry.AlertView {
 
 // ensureFresh reloads the inventory and the holds when they are older than
 // maxAge, so a page or API call answers from current bookings even before
-// (or without) the loops.
+// (or without) the loops. Callers at once share the loads.
 func (l *live) ensureFresh(ctx context.Context, maxAge time.Duration) error {
-	now := time.Now()
-	l.refreshMu.Lock()
-	inv, holds := now.Sub(l.inventoryAt) > maxAge, now.Sub(l.holdsAt) > maxAge
-	l.refreshMu.Unlock()
-	if inv {
-		if err := l.refreshInventory(ctx); err != nil {
-			return err
-		}
+	if err := l.inventory.within(ctx, maxAge); err != nil {
+		return err
 	}
-	if holds {
-		return l.refreshHolds(ctx)
-	}
-	return nil
+	return l.holds.within(ctx, maxAge)
 }
 
-// refreshInventory loads every card into the fleet, and the OS accounts
-// of each team (to tell a booking's processes from foreign ones).
-func (l *live) refreshInventory(ctx context.Context) error {
+// refreshInventory loads the inventory anew: a load that starts after the
+// call, shared with whoever else asks meanwhile.
+func (l *live) refreshInventory(ctx context.Context) error { return l.inventory.within(ctx, 0) }
+
+// refreshHolds loads the holds anew, as refreshInventory the inventory.
+func (l *live) refreshHolds(ctx context.Context) error { return l.holds.within(ctx, 0) }
+
+// loadInventory loads every card into the fleet, and the OS accounts of
+// each team (to tell a booking's processes from foreign ones).
+func (l *live) loadInventory(ctx context.Context) error {
+	l.metrics.loads.WithLabelValues("inventory").Inc()
 	cards, err := l.a.Store.FindCards(ctx, store.CardFilter{})
 	if err != nil {
 		return err
@@ -135,16 +149,14 @@ func (l *live) refreshInventory(ctx context.Context) error {
 	}
 	l.fleet.SetInventory(metas)
 	l.fleet.SetTeamAccounts(accounts)
-	l.refreshMu.Lock()
-	l.inventoryAt = time.Now()
-	l.refreshMu.Unlock()
 	return nil
 }
 
-// refreshHolds loads which booking holds which card now and the queues
-// per card type.
-func (l *live) refreshHolds(ctx context.Context) error {
+// loadHolds loads which booking holds which card now and the queues per
+// card type.
+func (l *live) loadHolds(ctx context.Context) error {
 	now := time.Now()
+	l.metrics.loads.WithLabelValues("holds").Inc()
 	hs, err := l.a.Store.FindCardHolds(ctx, now)
 	if err != nil {
 		return err
@@ -168,9 +180,6 @@ func (l *live) refreshHolds(ctx context.Context) error {
 	}
 	l.fleet.SetHolds(holds)
 	l.fleet.SetWaiting(queues)
-	l.refreshMu.Lock()
-	l.holdsAt = now
-	l.refreshMu.Unlock()
 	return nil
 }
 
@@ -327,15 +336,10 @@ func (l *live) ingest(ctx context.Context, samples []telemetry.Sample, src telem
 func (l *live) counted(ctx context.Context, res telemetry.IngestResult, src telemetry.Source) error {
 	if res.Unknown > 0 {
 		// A card an admin just added reports before the next scheduled
-		// reload: reload now (at most every few seconds), so it is not
-		// taken for a stranger.
-		l.refreshMu.Lock()
-		stale := time.Since(l.inventoryAt) > 5*time.Second
-		l.refreshMu.Unlock()
-		if stale {
-			if err := l.refreshInventory(ctx); err != nil {
-				return err
-			}
+		// reload: reload now (at most every few seconds, the pushes at
+		// once sharing it), so it is not taken for a stranger.
+		if err := l.inventory.within(ctx, unknownReloadAge); err != nil {
+			return err
 		}
 	}
 	m := l.metrics.samples

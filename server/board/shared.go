@@ -55,7 +55,10 @@ func (l *live) applyShared(data []byte) {
 	}
 	res := l.fleet.IngestShared(b.Samples, b.Source, b.Origin, b.Arrival)
 	if res.Unknown > 0 {
-		l.askReload()
+		select {
+		case l.reloadUnknown <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -86,12 +89,15 @@ func (l *live) askReload() {
 // reloadOnChange reloads the inventory when asked, until ctx ends.
 func (l *live) reloadOnChange(ctx context.Context) {
 	for {
+		var maxAge time.Duration
 		select {
 		case <-ctx.Done():
 			return
 		case <-l.reload:
+		case <-l.reloadUnknown:
+			maxAge = unknownReloadAge
 		}
-		if err := l.refreshInventory(ctx); err != nil && ctx.Err() == nil {
+		if err := l.inventory.within(ctx, maxAge); err != nil && ctx.Err() == nil {
 			l.a.Log.Warn("board inventory not reloaded after a change", "err", err)
 		}
 	}
