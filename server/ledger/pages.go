@@ -30,6 +30,11 @@ func (a *Area) ledgerMonth(c echo.Context) (month, problem string, err error) {
 		if err != nil {
 			return "", "", err
 		}
+		// Rounds that ended since the last pass count: the one just
+		// released makes this month the latest.
+		if err := a.Store.CatchUpLedger(c.Request().Context(), a.Config.TZ); err != nil {
+			return "", "", err
+		}
 		latest, err := a.Store.LatestLedgerMonth(c.Request().Context(), a.Config.TZ, teams)
 		if err != nil || latest == "" {
 			return a.thisMonth(), "", err
