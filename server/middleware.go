@@ -2,6 +2,7 @@ package server
 
 import (
 	"compress/gzip"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -72,6 +73,25 @@ func (s *Server) middleware() {
 			return &errs.Error{Code: errs.Forbidden, Op: "server.csrf", Key: "auth.csrf", Err: err}
 		},
 	}))
+}
+
+// clientIP is how a request's client address is found (c.RealIP: the
+// login rate limit's key, the audit log, the request log). X-Forwarded-For
+// is believed only when the peer is one of the configured proxies, and
+// then only as far back as the hops are proxies too: any other peer could
+// write what it likes there. Loopback and private peers are not trusted on
+// their own — on an intranet every client is one. Without proxies the peer
+// is the client; echo's own fallback, with no extractor set, would read the
+// header from anyone.
+func clientIP(trusted []*net.IPNet) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, n := range trusted {
+		opts = append(opts, echo.TrustIPRange(n))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
 }
 
 // language picks the viewer's language: an explicit ?lang=, the cookie set by

@@ -93,7 +93,7 @@ func NewShared(cfg config.Config, st *store.Store, log *slog.Logger, version str
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
-	s.echo.IPExtractor = echo.ExtractIPFromXFFHeader(echo.TrustLoopback(true), echo.TrustPrivateNet(true))
+	s.echo.IPExtractor = clientIP(cfg.TrustedProxies)
 	s.middleware()
 	s.routes = s.table()
 	if err := s.register(s.routes); err != nil {
