@@ -347,11 +347,11 @@ func TestRouteRoleMatrix(t *testing.T) {
 				case isSafe(r.Method):
 					creds = []credentials{
 						{label: "session", session: e.Session(c.role)},
-						{label: "API token", bearer: e.Users[c.role].Token},
+						{label: "API token", bearer: e.Token(c.role)},
 					}
 				default:
 					creds = []credentials{
-						{label: "API token", bearer: e.Users[c.role].Token},
+						{label: "API token", bearer: e.Token(c.role)},
 						{label: "session + CSRF token", session: e.Session(c.role), csrf: true},
 					}
 				}
