@@ -46,8 +46,12 @@ func (s *Server) middleware() {
 			return p == "/ws/board"
 		},
 	}))
+	if s.cfg.SecureCookies() {
+		e.Use(strictTransport)
+	}
 	e.Use(s.language)
 	e.Use(s.users)
+	e.Use(csrfFromBody)
 	e.Use(middleware.CSRFWithConfig(middleware.CSRFConfig{
 		// API clients authenticate with a bearer token that a browser never
 		// attaches on its own, so they cannot be forged cross-site.
@@ -62,10 +66,13 @@ func (s *Server) middleware() {
 			_, err := c.Cookie(request.SessionCookie)
 			return err != nil && strings.HasPrefix(c.Request().URL.Path, "/api/")
 		},
-		TokenLookup:    "header:X-CSRF-Token,form:_csrf",
+		// The header only: csrfFromBody puts a form post's field there.
+		// echo's form: lookup would read the URL's query string too.
+		TokenLookup:    "header:" + echo.HeaderXCSRFToken,
 		ContextKey:     request.CSRFContextKey,
 		CookieName:     csrfCookie,
 		CookiePath:     "/",
+		CookieSecure:   s.cfg.SecureCookies(),
 		CookieHTTPOnly: true,
 		CookieSameSite: http.SameSiteLaxMode,
 		CookieMaxAge:   86400,
@@ -92,6 +99,42 @@ func clientIP(trusted []*net.IPNet) echo.IPExtractor {
 		opts = append(opts, echo.TrustIPRange(n))
 	}
 	return echo.ExtractIPFromXFFHeader(opts...)
+}
+
+// csrfFromBody hands the CSRF check the _csrf field of a form post's body
+// as if it were the X-CSRF-Token header. The token is accepted from the
+// header or the body only, never from the URL: a token in a query string
+// is written to access logs, browser history and Referer headers, and a
+// link carrying it would be a forgery that passes.
+func csrfFromBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		default:
+			// PostFormValue reads only a urlencoded or multipart body,
+			// never the query.
+			if r.Header.Get(echo.HeaderXCSRFToken) == "" {
+				if v := r.PostFormValue("_csrf"); v != "" {
+					r.Header.Set(echo.HeaderXCSRFToken, v)
+				}
+			}
+		}
+		return next(c)
+	}
+}
+
+// strictTransport tells browsers to reach the portal only over HTTPS for a
+// year, once CARDHOUR_BASE_URL says it is served so. Sent on every answer,
+// not only those that arrived over TLS as echo's own HSTS option does:
+// behind a TLS-terminating proxy the portal sees plain HTTP, and browsers
+// ignore the header on an http:// answer anyway. No includeSubDomains:
+// other hosts under the portal's name are not ours to decide for.
+func strictTransport(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderStrictTransportSecurity, "max-age=31536000")
+		return next(c)
+	}
 }
 
 // language picks the viewer's language: an explicit ?lang=, the cookie set by
