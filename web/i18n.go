@@ -342,6 +342,7 @@ var coreMessages = map[string][2]string{
 	"auth.token_invalid":   {"API 令牌无效或已吊销。", "The API token is invalid or revoked."},
 	"auth.required":        {"请先登录。", "Please log in."},
 	"auth.forbidden":       {"你的角色无权访问此页面。", "Your role may not use this page."},
+	"metrics.denied":       {"/metrics 只对 CARDHOUR_METRICS_ALLOW 所列网络（默认仅本机）、带 CARDHOUR_METRICS_TOKEN 的请求和管理员开放。", "/metrics answers the networks in CARDHOUR_METRICS_ALLOW (by default this host only), requests with CARDHOUR_METRICS_TOKEN, and admins."},
 	"auth.rate_limited":    {"登录尝试过多，请 %d 秒后再试。", "Too many login attempts; try again in %d seconds."},
 	"auth.csrf":            {"表单已过期或来源不明，请刷新页面后重试。", "The form expired or came from elsewhere; reload the page and try again."},
 
