@@ -1,12 +1,17 @@
 package server_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"cardhour/server/servertest"
+	"cardhour/web"
 )
 
 // TestHTTPSBaseURLSecuresTheCSRFCookieAndSendsHSTS: with an https public
@@ -90,4 +95,92 @@ func TestCSRFTokenNeverFromTheURL(t *testing.T) {
 			t.Errorf("a refused post created token %q", tk.Name)
 		}
 	}
+}
+
+// adminPost sends a form post as the logged-in admin to the host named
+// in target (http://HOST/path), the Host header a proxy or a crafted
+// request could set.
+func adminPost(e *env, target string, form url.Values, header http.Header) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, target, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	req.AddCookie(&http.Cookie{Name: "cardhour_session", Value: e.Session("admin")})
+	req.AddCookie(&http.Cookie{Name: "cardhour_csrf", Value: "board-url-csrf"})
+	req.Header.Set("X-CSRF-Token", "board-url-csrf")
+	rec := httptest.NewRecorder()
+	e.Srv.Handler().ServeHTTP(rec, req)
+	return rec
+}
+
+// TestBoardURLNeverFromTheHostHeader: the URL given out with a new board
+// token (and the agent commands on the same page) comes from
+// CARDHOUR_BASE_URL; without one, the page and the API give the board's
+// path and a placeholder, and say why — never an address built from the
+// request's Host, which would hand the token to whatever host it names.
+func TestBoardURLNeverFromTheHostHeader(t *testing.T) {
+	t.Parallel()
+	const evil = "evil.example"
+	t.Run("no base URL", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, servertest.Options{})
+		for _, lang := range []string{web.LangZH, web.LangEN} {
+			rec := adminPost(e, "http://"+evil+"/admin/telemetry/tokens?lang="+lang, url.Values{"kind": {"board"}, "name": {"wall " + lang}},
+				http.Header{"X-Forwarded-Proto": {"https"}})
+			if rec.Code != http.StatusCreated {
+				t.Fatalf("issue a board token (%s): %d\n%.800s", lang, rec.Code, rec.Body)
+			}
+			body := rec.Body.String()
+			if strings.Contains(body, evil) {
+				t.Errorf("the page (%s) prints the request's Host %q", lang, evil)
+			}
+			doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if href, _ := doc.Find(`[data-testid=new-board-url]`).Attr("href"); !strings.HasPrefix(href, "/board?token=chb_") {
+				t.Errorf("board URL (%s) %q, want the path /board?token=chb_…", lang, href)
+			}
+			if got := doc.Find(`[data-testid=board-url-path-only]`).Text(); got != web.T(lang, "telemetry.board_path_only") {
+				t.Errorf("the page (%s) does not say why only the path is given: %q", lang, got)
+			}
+			if doc.Find(`[data-testid=portal-url-placeholder]`).Length() != 1 || !strings.Contains(doc.Find(`pre code`).First().Text(), "--server PORTAL_URL") {
+				t.Errorf("the agent command (%s) does not use the explained placeholder: %q", lang, doc.Find(`pre code`).First().Text())
+			}
+		}
+		req := httptest.NewRequest(http.MethodPost, "http://"+evil+"/api/v1/board-tokens", strings.NewReader(`{"name":"lobby"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+e.Users["admin"].Token)
+		rec := httptest.NewRecorder()
+		e.Srv.Handler().ServeHTTP(rec, req)
+		var out struct {
+			Token    string `json:"token"`
+			BoardURL string `json:"board_url"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != http.StatusCreated {
+			t.Fatalf("POST /api/v1/board-tokens: %d %s", rec.Code, rec.Body)
+		}
+		if out.BoardURL != "/board?token="+out.Token {
+			t.Errorf("API board_url %q, want the path /board?token=%s", out.BoardURL, out.Token)
+		}
+	})
+	t.Run("base URL", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, servertest.Options{Vars: map[string]string{"CARDHOUR_BASE_URL": "https://cardhour.example.com"}})
+		rec := adminPost(e, "http://"+evil+"/admin/telemetry/tokens", url.Values{"kind": {"board"}}, nil)
+		doc, err := goquery.NewDocumentFromReader(rec.Body)
+		if err != nil || rec.Code != http.StatusCreated {
+			t.Fatalf("issue a board token: %d %v", rec.Code, err)
+		}
+		if href, _ := doc.Find(`[data-testid=new-board-url]`).Attr("href"); !strings.HasPrefix(href, "https://cardhour.example.com/board?token=chb_") {
+			t.Errorf("board URL %q, want it under CARDHOUR_BASE_URL", href)
+		}
+		if doc.Find(`[data-testid=board-url-path-only], [data-testid=portal-url-placeholder]`).Length() != 0 {
+			t.Error("with a base URL the page still explains its absence")
+		}
+		if !strings.Contains(doc.Find(`pre code`).First().Text(), "--server https://cardhour.example.com ") {
+			t.Errorf("agent command %q, want the base URL", doc.Find(`pre code`).First().Text())
+		}
+	})
 }
