@@ -127,7 +127,7 @@ var Options = []Option{
 	{"smtp-from", "CARDHOUR_SMTP_FROM", "", "From address of mail notices, e.g. 卡时 <noreply@example.com>; required with CARDHOUR_SMTP_ADDR"},
 	{"redis", "CARDHOUR_REDIS", "", "Redis the replicas share live state through (samples, cache invalidations, login rate limits): redis://[:password@]host:port/db or rediss://… (TLS); empty = one process, nothing shared"},
 	{"trusted-proxies", "CARDHOUR_TRUSTED_PROXIES", "", "reverse proxies whose X-Forwarded-For names the client (login rate limits, audit log), CIDRs or addresses, comma-separated; empty = none: the peer's own address counts"},
-	{"request-timeout", "CARDHOUR_REQUEST_TIMEOUT", "10s", "deadline of a page or API request, after which it answers 503 (1s–5m); websockets and task file uploads are exempt"},
+	{"request-timeout", "CARDHOUR_REQUEST_TIMEOUT", "10s", "deadline of a page or API request, after which it answers 503 (1s–5m); the board's websocket has none, a request with a body over 1 MiB (a task file upload) gets 2 minutes"},
 	{"metrics-token", "CARDHOUR_METRICS_TOKEN", "", "bearer token that lets a scraper read /metrics from any address (at least 16 characters; never printed)"},
 	{"metrics-allow", "CARDHOUR_METRICS_ALLOW", "127.0.0.0/8,::1", "networks that may read /metrics without the token, CIDRs or addresses; none = only with the token (admins may always)"},
 	{"log-level", "CARDHOUR_LOG_LEVEL", "info", "debug, info, warn or error"},

@@ -2,6 +2,8 @@ package server
 
 import (
 	"compress/gzip"
+	"context"
+	"errors"
 	"net"
 	"net/http"
 	"strconv"
@@ -23,6 +25,7 @@ func (s *Server) middleware() {
 	e.Use(middleware.RequestID())
 	e.Use(s.recoverPanics)
 	e.Use(s.observe)
+	e.Use(s.deadline)
 	e.Use(middleware.BodyLimit(s.bodyLimit()))
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
 		XSSProtection:         "0",
@@ -211,6 +214,57 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		s.log.Info("request", attrs...)
 		return nil
 	}
+}
+
+// deadline gives each request a deadline (CARDHOUR_REQUEST_TIMEOUT) on its
+// context, which the store's queries and transactions obey: a database
+// that stops answering — stopped, frozen, a network that drops packets
+// without a reset — would otherwise hold every request until the driver's
+// 30 s read timeout, and then some. A request past its deadline answers
+// 503 with a message that says so; a write's says it was saved whole or
+// not at all (transactions roll back when their context ends), so the
+// user checks before trying again.
+func (s *Server) deadline(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		d := s.requestTimeout(c.Request())
+		if d == 0 {
+			return next(c)
+		}
+		ctx, cancel := context.WithTimeout(c.Request().Context(), d)
+		defer cancel()
+		c.SetRequest(c.Request().WithContext(ctx))
+		err := next(c)
+		// The error page is rendered after this returns, and templ renders
+		// nothing under an ended context: keep the values (the actor), drop
+		// the deadline.
+		c.SetRequest(c.Request().WithContext(context.WithoutCancel(c.Request().Context())))
+		if err == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) || c.Response().Committed {
+			return err
+		}
+		key := "error.timeout_write"
+		switch c.Request().Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			key = "error.timeout"
+		}
+		return &errs.Error{Code: errs.Unavailable, Op: "server.deadline", Key: key, Args: []any{int(d.Round(time.Second) / time.Second)}, Err: err}
+	}
+}
+
+// uploadTimeout is the deadline of a request with a large body: reading a
+// task file over a slow link counts against it, so it gets the server's
+// write timeout (Run) rather than a page's deadline.
+const uploadTimeout = 2 * time.Minute
+
+// requestTimeout is a request's deadline; 0 for none. A websocket lives as
+// long as the wall screen watches: its handler keeps its own deadlines.
+func (s *Server) requestTimeout(r *http.Request) time.Duration {
+	switch {
+	case strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
+		return 0
+	case r.ContentLength > 1<<20, r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody:
+		return max(uploadTimeout, s.cfg.RequestTimeout)
+	}
+	return s.cfg.RequestTimeout
 }
 
 // bodyLimit is the largest request body the portal reads: 12 MiB, or more

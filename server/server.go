@@ -48,6 +48,9 @@ type Server struct {
 	deps    area.Deps // what the areas were built from; its Holder names this process in the leases
 	openapi []byte
 
+	// refusals logs unavailable answers, summed up during an outage.
+	refusals *refusals
+
 	account  *account.Area
 	admin    *admin.Area
 	booking  *booking.Area
@@ -79,6 +82,7 @@ func NewShared(cfg config.Config, st *store.Store, log *slog.Logger, version str
 		pages:   response.NewPages(cfg, version, st),
 	}
 	s.metrics = newMetrics(prometheus.NewRegistry(), st)
+	s.refusals = newRefusals(log, 10*time.Second)
 	s.deps = area.Deps{Store: st, Config: cfg, Log: log, Pages: s.pages, Holder: store.NewHolder(), Cluster: cl}
 	d := s.deps
 	s.account = account.New(d)

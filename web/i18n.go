@@ -351,6 +351,8 @@ var coreMessages = map[string][2]string{
 	"error.missing_reference": {"引用的记录不存在。", "A referenced record does not exist."},
 	"error.busy":              {"数据库繁忙，请重试。", "The database is busy; please try again."},
 	"error.db_unavailable":    {"数据库暂时无法访问，恢复后页面会自动可用，无需重启。", "The database cannot be reached right now; the portal recovers by itself when it returns."},
+	"error.timeout":           {"数据库在 %d 秒内没有应答，请求已停止。请稍后重试。", "The database did not answer within %d s, so the request was stopped. Please try again shortly."},
+	"error.timeout_write":     {"数据库在 %d 秒内没有应答，请求已停止。刚才的提交要么已完整保存，要么完全没有保存：请先查看是否已保存，再决定是否重试。", "The database did not answer within %d s, so the request was stopped. What you submitted was either saved whole or not at all: check whether it was saved before trying again."},
 	"error.internal":          {"服务器内部错误，已记录，请稍后重试。", "Something went wrong on our side; it has been logged. Please try again later."},
 	"error.not_found":         {"页面或记录不存在。", "The page or record does not exist."},
 	"error.bad_request":       {"请求格式不正确。", "The request is malformed."},
