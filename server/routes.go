@@ -13,7 +13,7 @@ import (
 // role test and the OpenAPI document both read it.
 func (s *Server) table() []route.Route {
 	var t []route.Route
-	t = append(t, s.opsRoutes()...)
+	t = append(t, s.gateMetrics(s.opsRoutes())...)
 	t = append(t, s.account.Routes()...)
 	t = append(t, s.admin.Routes()...)
 	t = append(t, s.booking.Routes()...)

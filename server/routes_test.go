@@ -57,8 +57,10 @@ import (
 // route fails TestPublicRoutesAreAllowListed until it is added here, so that
 // opening a route to the internet is a decision a reviewer sees in the diff.
 var publicRoutes = map[string]bool{
-	"GET /healthz":     true,
-	"GET /readyz":      true,
+	"GET /healthz": true,
+	"GET /readyz":  true,
+	// Gated: scrapers from CARDHOUR_METRICS_ALLOW (loopback by default) or
+	// with CARDHOUR_METRICS_TOKEN, else admins (server/auth.go gateMetrics).
 	"GET /metrics":     true,
 	"GET /assets/*":    true,
 	"GET /favicon.ico": true,
@@ -347,11 +349,11 @@ func TestRouteRoleMatrix(t *testing.T) {
 				case isSafe(r.Method):
 					creds = []credentials{
 						{label: "session", session: e.Session(c.role)},
-						{label: "API token", bearer: e.Users[c.role].Token},
+						{label: "API token", bearer: e.Token(c.role)},
 					}
 				default:
 					creds = []credentials{
-						{label: "API token", bearer: e.Users[c.role].Token},
+						{label: "API token", bearer: e.Token(c.role)},
 						{label: "session + CSRF token", session: e.Session(c.role), csrf: true},
 					}
 				}

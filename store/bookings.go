@@ -514,9 +514,7 @@ func (s *Store) CreateBooking(ctx context.Context, req BookingRequest) (*Booking
 	if err != nil {
 		return nil, err
 	}
-	j := &bookingJob{ctx: ctx, req: req, party: party, turn: make(chan bool, 1)}
-	s.batches.submit(s, j)
-	return j.res, j.err
+	return s.batches.submit(s, &bookingJob{ctx: ctx, req: req, party: party, done: make(chan struct{})})
 }
 
 const createBookingOp = "store.CreateBooking"

@@ -324,8 +324,13 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 			return err
 		}
 		if hash != "" {
-			// A new password ends every other session of the account.
+			// A new password ends every session of the account and revokes
+			// its API tokens: whoever knew the old password may have made
+			// them, and a token outliving the reset would keep them in.
 			if err := tx.Where("user_id = ?", id).Delete(&Session{}).Error; err != nil {
+				return err
+			}
+			if _, err := s.revokeUserTokens(ctx, tx, id); err != nil {
 				return err
 			}
 		}

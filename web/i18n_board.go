@@ -158,6 +158,8 @@ var boardMessages = map[string][2]string{
 	"telemetry.issue":             {"签发令牌", "Issue token"},
 	"telemetry.token_once":        {"新的%s如下，只显示这一次，请立即复制保存：", "Your new %s, shown only this once; copy it now:"},
 	"telemetry.board_url":         {"看板地址：", "Board URL:"},
+	"telemetry.board_path_only":   {"未设置 CARDHOUR_BASE_URL，门户不知道自己对外的地址（请求里的主机名可被伪造），所以这里只给出路径：直接打开上面的链接，或把路径接在门户地址之后。设置 CARDHOUR_BASE_URL 后这里显示完整地址。", "CARDHOUR_BASE_URL is not set, so the portal does not know its public address (the host a request names can be forged) and gives the path only: open the link above, or append the path to the portal's address. With CARDHOUR_BASE_URL set, the full URL shows here."},
+	"telemetry.portal_unset":      {"未设置 CARDHOUR_BASE_URL：把下面命令里的 %s 换成门户的地址（如 https://cardhour.example.com）；设置后这里直接写出。", "CARDHOUR_BASE_URL is not set: replace %s in the commands below with the portal's address (such as https://cardhour.example.com); once it is set, the commands show it."},
 	"telemetry.connect_title":     {"接入 GPU 主机", "Connecting a GPU host"},
 	"telemetry.connect_agent":     {"推荐：在每台 GPU 主机上运行采集代理（每秒采样，门户不可达时缓存并退避重试）：", "Recommended: run the agent on each GPU host (samples every second, buffers and backs off while the portal is away):"},
 	"telemetry.connect_cron":      {"不装代理时，用 cron 把 nvidia-smi 的原始 CSV 推上来即可：", "Without an agent, a cron line pushing nvidia-smi's raw CSV is enough:"},

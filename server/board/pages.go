@@ -342,7 +342,7 @@ func (a *Area) renderTelemetryAdmin(c echo.Context, status int, f web.Form, newT
 		return err
 	}
 	p := a.Pages.Page(c, "telemetry.admin_title", "admin")
-	props := web.TelemetryAdminProps{NewToken: newToken, NewKind: newKind, PortalURL: a.portalURL(c), PendingTotal: total}
+	props := web.TelemetryAdminProps{NewToken: newToken, NewKind: newKind, PortalURL: a.portalURL(), PendingTotal: total}
 	if page > 1 {
 		props.PendingPrev = "/admin/telemetry?page=" + strconv.Itoa(page-1)
 	}
@@ -392,18 +392,13 @@ func suggestType(pc store.PendingCard, types []store.CardType) string {
 	return best
 }
 
-// portalURL is where agents reach the portal: the configured public URL,
-// else what this request came to.
-func (a *Area) portalURL(c echo.Context) string {
-	if a.Config.BaseURL != "" {
-		return a.Config.BaseURL
-	}
-	scheme := "http"
-	if c.Request().TLS != nil || c.Request().Header.Get("X-Forwarded-Proto") == "https" {
-		scheme = "https"
-	}
-	return scheme + "://" + c.Request().Host
-}
+// portalURL is where agents and wall screens reach the portal: the
+// configured public URL, or "" when there is none. Never the request's
+// Host header: that is the client's word (any proxy or crafted request can
+// name another host), and a board URL or agent command built from it would
+// hand a token to that host. Without a base URL the page gives the board's
+// path and a placeholder, and says to set CARDHOUR_BASE_URL.
+func (a *Area) portalURL() string { return a.Config.BaseURL }
 
 func (a *Area) createTelemetryTokenForm(c echo.Context) error {
 	f := request.Form(c, "kind", "name", "hosts")
