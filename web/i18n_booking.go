@@ -17,6 +17,10 @@ var bookingMessages = map[string][2]string{
 	"bkkind.on_demand":  {"按需（立即开始）", "On demand (starts now)"},
 	"bkkind.advance":    {"提前预约", "Advance reservation"},
 
+	// Refusals of the booking rules (schedule.CheckAction).
+	"booking.release_not_started":      {"预约尚未开始，没有可提前释放的卡时；请改为取消。", "The booking has not started, so there is nothing to release early; cancel it instead."},
+	"booking.extend_awaiting_approval": {"预约还在等经理审批，不能延长；请取消后按需要的时段重新预约。", "The booking is still waiting for its manager's approval and cannot be extended; cancel it and book the window you need."},
+
 	// The booking start page.
 	"bkhome.tab":        {"预约", "Bookings"},
 	"bkhome.title":      {"预约", "Bookings"},

@@ -415,6 +415,11 @@ func (a *Area) renderBookingDetail(c echo.Context, status int, id int64, actionE
 		CanExtend:  mayAct && may(schedule.Extend),
 		CanApprove: manager && store.RoleRank(u.Role) >= store.RoleRank(store.RoleManager) && may(schedule.Approve),
 	}
+	// A refused extension of a booking that offers none (its state forbids
+	// it) is said above the page: the form it came from is not shown.
+	if !d.CanExtend && d.ActionErr == "" {
+		d.ActionErr = extend.Error
+	}
 	// The note in the reader's language; a preemption links its booking.
 	if d.PreemptedBy = b.PreemptedBy(); d.PreemptedBy == 0 {
 		d.StateNote = web.Note(request.Lang(c), b.NoteKey, b.NoteArgs)
