@@ -516,6 +516,9 @@ func (s *Store) CreateBooking(ctx context.Context, req BookingRequest) (*Booking
 	}
 	j := &bookingJob{ctx: ctx, req: req, party: party, turn: make(chan bool, 1)}
 	s.batches.submit(s, j)
+	if j.err == nil && j.res != nil {
+		s.nameAssigned(ctx, j.res.View)
+	}
 	return j.res, j.err
 }
 

@@ -6,10 +6,15 @@ package booking_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/PuerkitoBio/goquery"
 
 	"cardhour/server/servertest"
 	"cardhour/store"
@@ -97,5 +102,56 @@ func TestBookingPageOffersOnlyTheActionsTheRulesAllow(t *testing.T) {
 	}
 	if b, _ := w.e.St.FindBookingByID(context.Background(), waiting.ID); !b.EndAt.Equal(later.Add(2 * time.Hour)) {
 		t.Errorf("the refused extension moved the end to %v", b.EndAt)
+	}
+}
+
+// TestAssignedCardsShowHostAndIndex: a booking's cards are named by host
+// and index (gpu-01 #2), as on the host itself, on its page and in the
+// API's answers — when it is made and when it is read — beside the uuids.
+func TestAssignedCardsShowHostAndIndex(t *testing.T) {
+	t.Parallel()
+	f := servertest.NewFleet(t, servertest.Options{}, 4, 1000)
+	type card struct {
+		UUID  string `json:"uuid"`
+		Host  string `json:"host"`
+		Index int    `json:"index"`
+		Label string `json:"label"`
+	}
+	type booking struct {
+		ID       int64    `json:"id"`
+		Cards    []string `json:"cards"`
+		Assigned []card   `json:"assigned_cards"`
+	}
+	index := map[string]int{}
+	for _, cd := range f.Cards {
+		index[cd.UUID] = cd.GPUIndex
+	}
+	check := func(what string, b booking) {
+		t.Helper()
+		if len(b.Assigned) != 2 || len(b.Cards) != 2 {
+			t.Fatalf("%s: cards %v, assigned %+v; want two of each", what, b.Cards, b.Assigned)
+		}
+		for i, a := range b.Assigned {
+			want := card{UUID: b.Cards[i], Host: "gpu-01", Index: index[b.Cards[i]], Label: fmt.Sprintf("gpu-01 #%d", index[b.Cards[i]])}
+			if a != want {
+				t.Errorf("%s: assigned card %d is %+v, want %+v", what, i, a, want)
+			}
+		}
+	}
+	member := f.Token(store.RoleMember)
+	made := servertest.Decode[booking](t, f.Call(http.MethodPost, "/api/v1/bookings", member, f.BookingBody(f.Normal.ID, "H800", 2, 0, 2)), http.StatusCreated)
+	check("POST /api/v1/bookings", made)
+	read := servertest.Decode[booking](t, f.Call(http.MethodGet, "/api/v1/bookings/"+strconv.FormatInt(made.ID, 10), member, ""), http.StatusOK)
+	check("GET /api/v1/bookings/:id", read)
+
+	page := f.E.LoggedIn(store.RoleMember).Get("/bookings/" + strconv.FormatInt(made.ID, 10))
+	bkpWant(t, page, http.StatusOK, "GET the booking page")
+	var labels []string
+	page.Doc(t).Find("[data-testid=booking-card]").Each(func(_ int, s *goquery.Selection) {
+		labels = append(labels, strings.TrimSpace(s.Find("[data-testid=booking-card-label]").Text())+" "+s.AttrOr("data-uuid", ""))
+	})
+	want := []string{read.Assigned[0].Label + " " + read.Cards[0], read.Assigned[1].Label + " " + read.Cards[1]}
+	if !slices.Equal(labels, want) {
+		t.Errorf("the page names the cards %q, want %q", labels, want)
 	}
 }

@@ -462,7 +462,7 @@ func (a *Area) renderBookingDetail(c echo.Context, status int, id int64, actionE
 	now, facts := time.Now(), b.Facts()
 	may := func(a schedule.Action) bool { return schedule.CheckAction(a, facts, now).OK() }
 	d := web.BookingDetailProps{
-		B: bookingItem(*b), Cards: b.Cards, PriceFen: b.PriceFen, SubmittedAt: b.SubmittedAt, ConfirmedAt: b.ConfirmedAt,
+		B: bookingItem(*b), Cards: cardLabels(b.Assigned), PriceFen: b.PriceFen, SubmittedAt: b.SubmittedAt, ConfirmedAt: b.ConfirmedAt,
 		EndedAt: b.EndedAt, QuotaOverride: b.QuotaOverrideBy != nil, ActionErr: actionErr,
 		DecidedBy: b.DecidedByName, DecidedAt: b.DecidedAt, RejectReason: b.RejectReason,
 		CanRelease: mayAct && may(schedule.Release),
@@ -491,6 +491,16 @@ func (a *Area) renderBookingDetail(c echo.Context, status int, id int64, actionE
 		extend.Values["end"] = request.LocalValue(b.EndAt.Add(time.Hour), a.Config.TZ)
 	}
 	return response.Render(c, status, web.BookingDetailPage(a.Pages.Page(c, "bkdetail.page", "booking"), d, extend))
+}
+
+// cardLabels names a booking's cards by host and index, as people find
+// them, keeping the uuid for those who need it.
+func cardLabels(cards []store.AssignedCard) []web.CardLabel {
+	out := make([]web.CardLabel, len(cards))
+	for i, c := range cards {
+		out[i] = web.CardLabel{Label: c.Label, UUID: c.UUID}
+	}
+	return out
 }
 
 // bookingActionFailed shows the booking again with why a release, cancel or
