@@ -258,6 +258,9 @@ var bookingMessages = map[string][2]string{
 	"bkusage.alert.vram":           {"显存告警", "VRAM alert"},
 	"bkusage.alert.held_idle":      {"占而未用告警", "Held-but-idle alert"},
 	"bkusage.alert.release_warned": {"自动释放预警", "Auto-release warning"},
+	"bkusage.alert.fault":          {"卡故障", "Card fault"},
+	"bkusage.alert.foreign":        {"团队外的进程", "Processes from outside the team"},
+	"bkusage.alert.other":          {"告警", "Alert"},
 	"bkusage.alert.auto_released":  {"已自动释放", "Released automatically"},
 	"bkusage.ongoing":              {"进行中", "ongoing"},
 }

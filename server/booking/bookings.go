@@ -432,6 +432,16 @@ func (a *Area) createBookingForm(c echo.Context) error {
 
 func bookingPath(id int64) string { return "/bookings/" + strconv.FormatInt(id, 10) }
 
+// actionNext is where a release or cancel sends the browser: back where
+// the form was (the home page's one-click release says next=/), else the
+// booking's page.
+func actionNext(c echo.Context, id int64) string {
+	if next := c.FormValue("next"); next != "" {
+		return request.SafeNext(next)
+	}
+	return bookingPath(id)
+}
+
 func (a *Area) bookingDetail(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
@@ -523,7 +533,7 @@ func (a *Area) releaseBookingForm(c echo.Context) error {
 	}
 	msg := web.T(request.Lang(c), "bkflash.released", id, strconv.FormatFloat(schedule.CardHours(res.ReturnedCardSeconds), 'f', 1, 64),
 		"¥"+money.Fen(res.ReturnedFen).Yuan())
-	return a.Pages.RedirectWithFlash(c, bookingPath(id), msg)
+	return a.Pages.RedirectWithFlash(c, actionNext(c, id), msg)
 }
 
 func (a *Area) cancelBookingForm(c echo.Context) error {
@@ -534,7 +544,7 @@ func (a *Area) cancelBookingForm(c echo.Context) error {
 	if _, err := a.Store.CancelBooking(c.Request().Context(), id); err != nil {
 		return a.bookingActionFailed(c, id, err)
 	}
-	return a.Pages.RedirectWithFlash(c, bookingPath(id), web.T(request.Lang(c), "bkflash.cancelled", id))
+	return a.Pages.RedirectWithFlash(c, actionNext(c, id), web.T(request.Lang(c), "bkflash.cancelled", id))
 }
 
 func (a *Area) approveBookingForm(c echo.Context) error {
