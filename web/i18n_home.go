@@ -29,6 +29,6 @@ var homeMessages = map[string][2]string{
 	"home.approvals":      {"待我审批", "Waiting for my approval"},
 	"home.approvals_link": {"去审批 →", "Open approvals →"},
 	"home.idle_today":     {"今日占而未用卡时", "Card-hours held idle today"},
-	"home.idle_teams":     {"我管理的 %d 个团队", "across the %d teams I manage"},
+	"home.idle_teams":     {"我管理的团队：%d 个", "Teams I manage: %d"},
 	"home.fleet_line":     {"共 %d 张卡（在用 %d，维护 %d，退役 %d）· %d 种卡型 · %d 台主机 · %d 个团队", "%d cards (%d active, %d in maintenance, %d retired) · %d card types · %d hosts · %d teams"},
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -101,10 +103,27 @@ func homeBooking(b store.BookingView, now time.Time, mayAct bool) web.HomeBookin
 	facts := b.Facts()
 	hb.CanRelease = mayAct && schedule.CheckAction(schedule.Release, facts, now).OK()
 	hb.CanCancel = mayAct && schedule.CheckAction(schedule.Cancel, facts, now).OK()
-	for _, c := range b.Assigned {
-		hb.Cards = append(hb.Cards, c.Label)
-	}
+	hb.Cards = cardsByHost(b.Assigned)
 	return hb
+}
+
+// cardsByHost names a booking's cards compactly, one entry per host with
+// its indexes ("gpu-bj-h800-01 #0,1,2"), hosts in the booking's order:
+// eight cards on one host read as one line, not eight.
+func cardsByHost(cards []store.AssignedCard) []string {
+	var hosts []string
+	idx := map[string][]string{}
+	for _, c := range cards {
+		if _, ok := idx[c.Host]; !ok {
+			hosts = append(hosts, c.Host)
+		}
+		idx[c.Host] = append(idx[c.Host], strconv.Itoa(c.GPUIndex))
+	}
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		out[i] = h + " #" + strings.Join(idx[h], ",")
+	}
+	return out
 }
 
 // fleet adds the inventory at a glance: cards by status, types with prices.

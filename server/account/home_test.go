@@ -120,8 +120,8 @@ func TestHomeShowsMyBookingsQuotasAndAlerts(t *testing.T) {
 			}
 		}
 	}
-	if got := row(f.running).Find(`[data-testid=home-cards]`).Text(); !strings.Contains(got, "gpu-01 #") {
-		t.Errorf("the running booking's cards %q, want them by host and index", got)
+	if got := row(f.running).Find(`[data-testid=home-cards]`).Text(); !regexp.MustCompile(`^gpu-01 #\d,\d$`).MatchString(got) {
+		t.Errorf("the running booking's cards %q, want them by host and index (gpu-01 #i,j)", got)
 	}
 	quota := doc.Find(`[data-testid=home-quota]`)
 	if quota.Length() != 1 {
