@@ -57,3 +57,21 @@ func (s *Server) register(routes []route.Route) error {
 	}
 	return nil
 }
+
+// navRanks is the rank each GET route asks of its users, by path, for the
+// navigation: it shows an item only to those its page admits. A gated
+// route admits users from its gate.
+func navRanks(routes []route.Route) map[string]int {
+	out := map[string]int{}
+	for _, r := range routes {
+		if r.Method != route.GET {
+			continue
+		}
+		a := r.Access
+		if r.Gate.Set() {
+			a = r.Gate
+		}
+		out[r.Path] = a.Rank()
+	}
+	return out
+}

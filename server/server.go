@@ -103,6 +103,7 @@ func NewShared(cfg config.Config, st *store.Store, log *slog.Logger, version str
 	if err := s.register(s.routes); err != nil {
 		panic(err)
 	}
+	s.pages.SetNavRanks(navRanks(s.routes))
 	doc, err := buildOpenAPI(s.routes)
 	if err != nil {
 		panic(err)

@@ -160,30 +160,37 @@ func (s *Store) CreateTask(ctx context.Context, in TaskInput) (*Task, error) {
 	if err := in.validate(op); err != nil {
 		return nil, err
 	}
-	now := s.now()
-	t := new(Task)
-	err := s.tx(ctx, op, func(tx *gorm.DB) error {
-		// A fresh row each run: a failed run left its id in it.
-		*t = Task{CreatedBy: ActorFrom(ctx).UserID, CreatedAt: now, UpdatedAt: now}
-		in.apply(t)
-		if err := checkTaskRefs(tx, op, in); err != nil {
-			return err
-		}
-		if err := mayPlanFor(ctx, tx, op, in.TeamID); err != nil {
-			return err
-		}
-		if err := tx.Create(t).Error; err != nil {
-			return err
-		}
-		if err := setTaskCardTypes(tx, t.ID, t.CardTypeIDs); err != nil {
-			return err
-		}
-		return s.audit(ctx, tx, "create", "task", t.ID, t.Name, nil, t)
+	var t *Task
+	err := s.tx(ctx, op, func(tx *gorm.DB) (err error) {
+		t, err = s.createTask(ctx, tx, op, in)
+		return err
 	})
 	if err != nil {
 		return nil, nameTaken(err, "task.name_taken")
 	}
 	return t, nil
+}
+
+// createTask writes a validated task inside tx, for CreateTask and for a
+// template used to book (whose task and booking commit together or not at
+// all). A fresh row each call: a failed run of tx left its id in the last.
+func (s *Store) createTask(ctx context.Context, tx *gorm.DB, op string, in TaskInput) (*Task, error) {
+	now := s.now()
+	t := &Task{CreatedBy: ActorFrom(ctx).UserID, CreatedAt: now, UpdatedAt: now}
+	in.apply(t)
+	if err := checkTaskRefs(tx, op, in); err != nil {
+		return nil, err
+	}
+	if err := mayPlanFor(ctx, tx, op, in.TeamID); err != nil {
+		return nil, err
+	}
+	if err := tx.Create(t).Error; err != nil {
+		return nil, err
+	}
+	if err := setTaskCardTypes(tx, t.ID, t.CardTypeIDs); err != nil {
+		return nil, err
+	}
+	return t, s.audit(ctx, tx, "create", "task", t.ID, t.Name, nil, t)
 }
 
 // UpdateTask replaces a task's baseline. Marking data ready lets the queue

@@ -69,7 +69,7 @@ func Keys() []string {
 // catalogue holds each message as {zh-CN, en}; keeping the pair on one line
 // makes a missing translation impossible. Each area keeps its messages in
 // its own file; a key defined twice is reported by DuplicateKeys.
-var catalogue, duplicateKeys = merge(coreMessages, bookingMessages, planningMessages, apiMessages, boardMessages, ledgerMessages, filesMessages, notifyMessages, approvalsMessages, quotaMessages)
+var catalogue, duplicateKeys = merge(coreMessages, bookingMessages, planningMessages, apiMessages, boardMessages, ledgerMessages, filesMessages, notifyMessages, approvalsMessages, quotaMessages, homeMessages)
 
 func merge(parts ...map[string][2]string) (map[string][2]string, []string) {
 	out := map[string][2]string{}
@@ -251,20 +251,6 @@ var coreMessages = map[string][2]string{
 	"account.tokens_revoke_all_q":    {"吊销你的全部 API 令牌？用它们的脚本将立即无法调用 API。", "Revoke all your API tokens? Scripts using them stop working at once."},
 	"account.tokens_revoked_all":     {"已吊销你的 %d 个 API 令牌。", "Revoked %d of your API tokens."},
 	"account.token_help":             {"调用 /api/v1 时放在请求头：Authorization: Bearer <令牌>。", "Send it to /api/v1 as the header Authorization: Bearer <token>."},
-
-	"home.title":        {"概览", "Overview"},
-	"home.welcome":      {"%s，你好", "Hello, %s"},
-	"home.cards":        {"GPU 卡", "Cards"},
-	"home.card_types":   {"卡型", "Card types"},
-	"home.hosts":        {"主机", "Hosts"},
-	"home.teams":        {"团队", "Teams"},
-	"home.active_cards": {"在用 %d 张，维护 %d 张，退役 %d 张", "%d active, %d in maintenance, %d retired"},
-	"home.rules_title":  {"取用守则", "House rules"},
-	"home.rule1":        {"按需取用，波峰提前预约，用完早释放，闲时不占。", "Book on demand, reserve ahead for peaks, release early, hold nothing idle."},
-	"home.rule2":        {"先按显存与精度选卡型：费用 = 卡时 × 单价，任务拆短、批处理排密。", "Choose the card by VRAM and precision first: cost = card-hours × price; keep jobs short and dense."},
-	"home.rule3":        {"每个任务写清基线：优先级、卡时预估、数据就绪度；核心先跑，次要补位。", "Give every task a baseline: priority, card-hour estimate, data readiness; core first, secondary backfills."},
-	"home.rule4":        {"单卡别压太满，显存留余量；额度到期提前半月续。", "Do not pack a card to the brim, leave VRAM headroom; renew quotas half a month before they expire."},
-	"home.fleet":        {"卡型与价格", "Card types and prices"},
 
 	"section.coming":        {"该模块随后续版本上线；当前可查看资源清单。", "This module arrives in a later release; the inventory is available now."},
 	"board.inventory_title": {"资源分布", "Fleet layout"},

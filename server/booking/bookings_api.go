@@ -32,7 +32,8 @@ type extendRequest struct {
 	End *string `json:"end" format:"date-time"`
 }
 
-// bookingJSON is a booking in the API: its window, state, cards (uuids),
+// bookingJSON is a booking in the API: its window, state, cards (uuids,
+// and in assigned_cards by host and index as well),
 // price and cost, why it is in its state (note in the caller's language,
 // and note_key and note_args for scripts) and on creation the bookings it
 // displaced.
@@ -54,6 +55,9 @@ type releaseJSON struct {
 func toBookingJSON(lang string, v store.BookingView) bookingJSON {
 	if v.Cards == nil {
 		v.Cards = []string{}
+	}
+	if v.Assigned == nil {
+		v.Assigned = []store.AssignedCard{}
 	}
 	return bookingJSON{BookingView: v, CostYuan: money.Fen(v.CostFen).Plain(), Note: web.Note(lang, v.NoteKey, v.NoteArgs)}
 }
