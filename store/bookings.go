@@ -369,7 +369,7 @@ func (s *Store) checkBookingRequest(op string, req *BookingRequest) error {
 	v := errs.NewValidation(op)
 	v.Check(req.TaskID > 0, "task_id", "task.not_found")
 	v.Check(req.CardTypeID > 0 || req.CardTypeName != "", "card_type", "cardtype.not_found")
-	v.Check(req.Count >= 1 && req.Count <= s.policy.MaxCards, "count", "booking.count_range", s.policy.MaxCards)
+	v.Check(s.BookingLimits()["count"].Allows(float64(req.Count)), "count", "booking.count_range", s.policy.MaxCards)
 	req.Start, req.End = s.validateWindow(op, req.Start, req.End, v)
 	return v.Err()
 }

@@ -85,13 +85,19 @@ func (in *CardInput) validate(op string) error {
 		in.Status = CardActive
 	}
 	v := errs.NewValidation(op)
+	// The length first: a uuid past the limit hears the limit, not the pattern.
+	CardLimits.checkLen(v, "uuid", in.UUID)
 	v.Check(cardUUIDPattern.MatchString(in.UUID), "uuid", "card.uuid_invalid")
-	v.Check(in.GPUIndex >= 0 && in.GPUIndex < 1024, "index", "card.index_range")
+	CardLimits.checkRange(v, "index", float64(in.GPUIndex), "card.index_range")
 	v.Check(in.HostID > 0, "host_id", "host.not_found")
 	v.Check(in.CardTypeID > 0, "card_type_id", "cardtype.not_found")
 	v.Check(validCardStatus(in.Status) || in.Status == CardFault, "status", "card.status_invalid")
 	return v.Err()
 }
+
+// Check is what the store would refuse of in before it looks at the
+// database; nothing is stored (see TaskInput.Check).
+func (in CardInput) Check() error { return in.validate("store.CardInput") }
 
 // checkStatusChange is the one rule on the fault status for CreateCard and
 // UpdateCard: from is the card's status ("" for a new card), to the one

@@ -85,19 +85,24 @@ func (in *TaskInput) validate(op string) error {
 	v := errs.NewValidation(op)
 	v.Check(in.TeamID > 0, "team_id", "task.team_required")
 	v.Check(in.Name != "", "name", "field.required")
-	v.CheckLen(in.Name, 100, "name")
+	TaskLimits.checkLen(v, "name", in.Name)
 	v.Check(schedule.PriorityRank(in.Priority) > 0, "priority", "task.priority_invalid")
-	v.Check(in.EstimateCardHours > 0 && in.EstimateCardHours <= 1_000_000, "estimate_card_hours", "task.estimate_range")
+	TaskLimits.checkRange(v, "estimate_card_hours", in.EstimateCardHours, "task.estimate_range")
 	v.Check(schedule.ReadinessRank(in.DataReadiness) > 0, "data_readiness", "task.readiness_invalid")
-	v.Check(in.VRAMGiB >= 0 && in.VRAMGiB <= 100_000, "vram_gib", "task.vram_range")
+	TaskLimits.checkRange(v, "vram_gib", in.VRAMGiB, "task.vram_range")
 	v.Check(in.Precision == "" || validPrecision(in.Precision), "precision", "task.precision_invalid")
-	v.CheckLen(in.Notes, 2000, "notes")
+	TaskLimits.checkLen(v, "notes", in.Notes)
 	if in.DataReadyAt != nil {
 		t := in.DataReadyAt.UTC()
 		in.DataReadyAt = &t
 	}
 	return v.Err()
 }
+
+// Check is what the store would refuse of in before it looks at the
+// database; nothing is stored. A form that could not read some fields shows
+// these problems beside its own.
+func (in TaskInput) Check() error { return in.validate("store.TaskInput") }
 
 // checkTaskRefs makes unknown team, image or card types field messages.
 func checkTaskRefs(tx *gorm.DB, op string, in TaskInput) error {

@@ -73,7 +73,7 @@ func cardFilterOf(c echo.Context) (store.CardFilter, web.Form) {
 }
 
 // cardFromForm parses the form; numbers that do not parse are reported next
-// to their inputs, the rest is left to the store's checks.
+// to their inputs together with the store's own checks.
 func cardFromForm(f web.Form) (store.CardInput, error) {
 	v := errs.NewValidation("server.cardFromForm")
 	in := store.CardInput{UUID: f.Value("uuid"), Status: f.Value("status")}
@@ -99,6 +99,13 @@ func cardFromForm(f web.Form) (store.CardInput, error) {
 	}
 	in.HostID = parseRef("host_id", "host.not_found")
 	in.CardTypeID = parseRef("card_type_id", "cardtype.not_found")
+	// What did not parse stops the store, so ask its checks here: the form
+	// shows every problem at once, not the rest only on the next try.
+	if v.Err() != nil {
+		if err := v.Merge(in.Check()); err != nil {
+			return in, err
+		}
+	}
 	return in, v.Err()
 }
 
@@ -138,7 +145,7 @@ func (a *Area) renderCards(c echo.Context, status int, f web.Form, listErr strin
 	}
 	props.Filter = filter
 	props.ListErr = listErr
-	return response.Render(c, status, web.CardsPage(a.Pages.Page(c, "admin.cards", "admin"), props, f))
+	return response.Render(c, status, web.CardsPage(a.Pages.Page(c, "admin.cards", "admin"), props, response.Limited(f, store.CardLimits)))
 }
 
 func (a *Area) createCardForm(c echo.Context) error {
@@ -179,7 +186,7 @@ func (a *Area) renderCardEdit(c echo.Context, status int, id int64, f web.Form) 
 		}
 		props.Statuses = statuses
 	}
-	return response.Render(c, status, web.CardEditPage(a.Pages.Page(c, "admin.cards", "admin"), id, props, f))
+	return response.Render(c, status, web.CardEditPage(a.Pages.Page(c, "admin.cards", "admin"), id, props, response.Limited(f, store.CardLimits)))
 }
 
 func (a *Area) editCardPage(c echo.Context) error {

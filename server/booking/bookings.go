@@ -232,7 +232,7 @@ func (a *Area) renderBookingForm(c echo.Context, status int, f web.Form) error {
 			}
 		}
 	}
-	return response.Render(c, status, web.BookingFormPage(a.Pages.Page(c, "bkform.title", "booking"), props, f))
+	return response.Render(c, status, web.BookingFormPage(a.Pages.Page(c, "bkform.title", "booking"), props, response.Limited(f, a.Store.BookingLimits())))
 }
 
 // bookingRequestFromForm parses the form into a request: "book now" starts

@@ -125,7 +125,7 @@ func taskFormOf(c echo.Context) web.Form {
 }
 
 // taskFromForm parses the form; numbers and times that do not parse are
-// reported next to their inputs, the rest is the store's to check.
+// reported next to their inputs together with the store's own checks.
 func (a *Area) taskFromForm(f web.Form) (store.TaskInput, error) {
 	v := errs.NewValidation("server.taskFromForm")
 	in := store.TaskInput{Name: f.Value("name"), Priority: f.Value("priority"), DataReadiness: f.Value("data_readiness"),
@@ -161,6 +161,13 @@ func (a *Area) taskFromForm(f web.Form) (store.TaskInput, error) {
 			continue
 		}
 		in.CardTypeIDs = append(in.CardTypeIDs, id)
+	}
+	// What did not parse stops the store, so ask its checks here: the form
+	// shows every problem at once, not the rest only on the next try.
+	if v.Err() != nil {
+		if err := v.Merge(in.Check()); err != nil {
+			return in, err
+		}
 	}
 	return in, v.Err()
 }
@@ -221,7 +228,7 @@ func (a *Area) renderTaskForm(c echo.Context, status int, id int64, teamName str
 	if id != 0 {
 		title = "tasks.title"
 	}
-	return response.Render(c, status, web.TaskFormPage(a.Pages.Page(c, title, "booking"), props, f))
+	return response.Render(c, status, web.TaskFormPage(a.Pages.Page(c, title, "booking"), props, response.Limited(f, store.TaskLimits)))
 }
 
 func (a *Area) createTaskForm(c echo.Context) error {
