@@ -32,8 +32,9 @@ func bookingItem(b store.BookingView) web.BookingItem {
 
 var liveStates = []string{store.BookingPending, store.BookingConfirmed, store.BookingActive}
 
-// bookingHome is "预约": unread notifications, my live bookings, my teams'
-// live bookings, and the way to book more.
+// bookingHome is "预约": unread notifications, my live bookings, the list
+// of my teams' bookings (searched, filtered and paged), and the way to
+// book more.
 func (a *Area) bookingHome(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := request.User(c)
@@ -53,18 +54,8 @@ func (a *Area) bookingHome(c echo.Context) error {
 	for _, b := range mine {
 		h.Mine = append(h.Mine, bookingItem(b))
 	}
-	teams, err := a.Store.TeamIDsOf(ctx, u.ID)
-	if err != nil {
+	if h.List, err = a.bookingList(c); err != nil {
 		return err
-	}
-	team, err := a.Store.FindBookings(ctx, store.BookingFilter{TeamIDs: teams, States: liveStates})
-	if err != nil {
-		return err
-	}
-	for _, b := range team {
-		if b.UserID != u.ID {
-			h.Team = append(h.Team, bookingItem(b))
-		}
 	}
 	return response.Render(c, http.StatusOK, web.BookingHomePage(a.Pages.Page(c, "bkhome.title", "booking"), h))
 }
