@@ -6,10 +6,93 @@ import (
 	"strings"
 	"testing"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"cardhour/web"
 )
+
+// TestTokensCopyToTheClipboard: a token shown once — an API token on the
+// account page, a board token on the telemetry page — has a copy button
+// (shown by app.js: the page's CSP allows no inline script); a click puts
+// the token on the clipboard, read back here, and the page says it did, in
+// the page's language. The text stays selectable for a browser without
+// the script. Screenshots: e2e/artifacts/tokens-*.png.
+func TestTokensCopyToTheClipboard(t *testing.T) {
+	requireBrowser(t)
+	p := startPortal(t, "tokens", nil)
+	removeShots(t, "tokens")
+	b := newBrowser(t, "tokens")
+	// Headless Chromium grants clipboard reads only when told to, and
+	// only to a focused page.
+	for _, name := range []string{"clipboard-read", "clipboard-write"} {
+		if _, err := chromedp.CallBrowser(b.ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+			Permission: &cdpbrowser.PermissionDescriptor{Name: name, AllowWithoutSanitization: true}, Setting: cdpbrowser.PermissionSettingGranted, Origin: p.URL}); err != nil {
+			t.Fatalf("grant %s: %v", name, err)
+		}
+	}
+	if _, err := chromedp.Call(b.ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		t.Fatalf("focus emulation: %v", err)
+	}
+	testid := func(id string) chromedp.CSS { return chromedp.CSS(`[data-testid="` + id + `"]`) }
+	b.do("open /login", chromedp.Navigate(p.URL+"/login"), chromedp.WaitVisible(testid("login-form")))
+	b.fill([][2]string{{"username", "admin"}, {"password", adminPassword}})
+	b.do("log in", chromedp.Click(testid("login-submit")), chromedp.WaitVisible(testid("nav-admin")))
+
+	copyAndCheck := func(id, lang, shot string) {
+		t.Helper()
+		secret := b.text(`[data-testid="` + id + `"]`)
+		if len(secret) < 20 {
+			t.Fatalf("%s shows %q, not a token", id, secret)
+		}
+		if sel := b.evalString(`getComputedStyle(document.querySelector('[data-testid="` + id + `"]')).userSelect`); sel != "all" {
+			t.Errorf("%s: user-select %q, want all (selectable without the script)", id, sel)
+		}
+		// Without the script the button would not copy: it is drawn
+		// hidden, and stays so under the stylesheet.
+		hidden := `(function(){var b=document.createElement("button");b.className="btn btn-small";b.hidden=true;` +
+			`var box=document.querySelector(".secret-copy");box.appendChild(b);var d=getComputedStyle(b).display;b.remove();return d})()`
+		if d := b.evalString(hidden); d != "none" {
+			t.Errorf("%s: a copy button drawn hidden shows as %q, want none", id, d)
+		}
+		// Visible means app.js ran.
+		b.do("click copy", chromedp.WaitVisible(testid(id+"-copy")), chromedp.Click(testid(id+"-copy")))
+		waitEval(t, b, id+" copied", `document.querySelector('[data-testid="`+id+`-copy"]').getAttribute('data-copy-state') !== null`)
+		if state := b.attr(`[data-testid="`+id+`-copy"]`, "data-copy-state"); state != "copied" {
+			t.Errorf("%s: the copy %s", id, state)
+		}
+		if got, want := b.text(`[data-testid="`+id+`-copied"]`), web.T(lang, "copy.done"); got != want {
+			t.Errorf("%s: the page says %q, want %q", id, got, want)
+		}
+		clip, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			b.fail("read the clipboard", err)
+		}
+		if clip != secret {
+			t.Errorf("%s: the clipboard holds %q, want the token %q", id, clip, secret)
+		}
+		b.screenshot(shot)
+	}
+
+	// An API token on the account page, in Chinese.
+	b.do("open /account", chromedp.Navigate(p.URL+"/account"), chromedp.WaitVisible(testid("token-form")))
+	b.fill([][2]string{{"name", "e2e 复制"}})
+	b.do("create a token", chromedp.Click(chromedp.CSS(`[data-testid="token-form"] button[type="submit"]`)), chromedp.WaitVisible(testid("new-token")))
+	copyAndCheck("new-token", web.LangZH, "account.zh-CN")
+
+	// A board token on the telemetry page, in English.
+	b.do("open /admin/telemetry", chromedp.Navigate(p.URL+"/admin/telemetry"), chromedp.WaitVisible(testid("telemetry-token-form")))
+	b.do("switch to English", chromedp.Click(testid("lang-switch")), chromedp.WaitReady(chromedp.CSS(`html[lang="en"]`)),
+		chromedp.WaitVisible(testid("telemetry-token-form")))
+	b.do("issue a board token", chromedp.SetValue(chromedp.CSS(`[data-testid="telemetry-token-form"] select[name="kind"]`), "board"),
+		chromedp.Click(testid("telemetry-token-submit")), chromedp.WaitVisible(testid("new-token-secret")))
+	copyAndCheck("new-token-secret", web.LangEN, "telemetry.en")
+
+	for _, pr := range pageProblems(b.problems()) {
+		t.Errorf("the browser reported: %s", pr)
+	}
+}
 
 // TestListsAtTwoWidthsInBothLanguages: the booking, task and card lists
 // of the demo fleet, searched and filtered, at a phone's 390 px and a

@@ -1,6 +1,7 @@
 package web
 
-// listsMessages are the messages of the lists' search, filters and pager.
+// listsMessages are the messages of the lists' search, filters and pager,
+// and of the copy button.
 var listsMessages = map[string][2]string{
 	"pager.showing":  {"第 %d–%d 项，共 %d 项", "%d–%d of %d"},
 	"pager.page_of":  {"第 %d / %d 页", "Page %d of %d"},
@@ -28,4 +29,8 @@ var listsMessages = map[string][2]string{
 	"tasklist.all_priorities": {"全部优先级", "All priorities"},
 	"tasklist.any_readiness":  {"全部就绪状态", "Any readiness"},
 	"tasklist.none":           {"没有符合条件的任务。", "No tasks match."},
+
+	"copy.button": {"复制", "Copy"},
+	"copy.done":   {"已复制", "Copied"},
+	"copy.failed": {"无法复制，请手动选中复制", "Could not copy: select it and copy by hand"},
 }
