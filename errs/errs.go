@@ -7,6 +7,7 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -154,6 +155,31 @@ func (v *Validation) Check(ok bool, field, key string, args ...any) {
 // message "at most max characters": the one rule every length limit uses.
 func (v *Validation) CheckLen(text string, max int, field string) {
 	v.Check(utf8.RuneCountInString(text) <= max, field, "field.too_long", max)
+}
+
+// Merge adds the field messages of err, the validation of another layer
+// (the store's checks after a form's own), to those collected: a form then
+// shows every problem at once rather than the first layer's alone. A field
+// keeps the message it got first. An err that is not a validation is
+// returned, for the caller to return.
+func (v *Validation) Merge(err error) error {
+	if err == nil {
+		return nil
+	}
+	e, ok := As(err)
+	if !ok || e.Code != Invalid || len(e.Fields) == 0 {
+		return err
+	}
+	fields := make([]string, 0, len(e.Fields))
+	for f := range e.Fields {
+		fields = append(fields, f)
+	}
+	// In a fixed order, so the headline is the same from run to run.
+	slices.Sort(fields)
+	for _, f := range fields {
+		v.AddArgs(f, e.Fields[f], e.FieldArgs[f]...)
+	}
+	return nil
 }
 
 // Err is nil when nothing was added.

@@ -52,9 +52,10 @@ func (s *Store) CreateTemplateFromTask(ctx context.Context, in TemplateInput) (*
 	in.Name = strings.TrimSpace(in.Name)
 	v := errs.NewValidation(op)
 	v.Check(in.Name != "", "name", "field.required")
-	v.CheckLen(in.Name, 100, "name")
-	v.Check(in.Count >= 1 && in.Count <= s.policy.MaxCards, "count", "booking.count_range", s.policy.MaxCards)
-	v.Check(in.Duration >= s.policy.MinDuration && in.Duration <= s.policy.Horizon, "duration_hours", "template.duration_range")
+	lim := s.TemplateLimits()
+	lim.checkLen(v, "name", in.Name)
+	v.Check(lim["count"].Allows(float64(in.Count)), "count", "booking.count_range", s.policy.MaxCards)
+	v.Check(lim["duration_hours"].Allows(in.Duration.Hours()), "duration_hours", "template.duration_range")
 	if err := v.Err(); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -50,17 +52,79 @@ type BookingFilter struct {
 	CardTypeID int64
 	States     []string
 	From, To   time.Time // overlapping this window, when set
-	Limit      int
+	// Query finds bookings by the name of their task, team or user (login
+	// or display name), the uuid or host of a card they hold, or their
+	// number ("#42" or "42").
+	Query string
+	// Latest lists the newest start first: a history reads backwards,
+	// what is coming reads soonest first.
+	Latest bool
+	Limit  int
 }
 
-func (s *Store) bookingViews(ctx context.Context) *gorm.DB {
+const bookingViewColumns = "b.*, t.name AS task_name, tm.name AS team_name, u.username AS username, ct.name AS card_type_name, d.username AS decided_by_name"
+
+// bookingsJoined is the bookings with the rows their views name, without
+// a select: FindBookingPage counts it.
+func (s *Store) bookingsJoined(ctx context.Context) *gorm.DB {
 	return s.read(ctx).Table("bookings b").
-		Select("b.*, t.name AS task_name, tm.name AS team_name, u.username AS username, ct.name AS card_type_name, d.username AS decided_by_name").
 		Joins("JOIN tasks t ON t.id = b.task_id").
 		Joins("JOIN teams tm ON tm.id = b.team_id").
 		Joins("JOIN users u ON u.id = b.user_id").
 		Joins("JOIN card_types ct ON ct.id = b.card_type_id").
 		Joins("LEFT JOIN users d ON d.id = b.decided_by")
+}
+
+func (s *Store) bookingViews(ctx context.Context) *gorm.DB {
+	return s.bookingsJoined(ctx).Select(bookingViewColumns)
+}
+
+// none tells whether f can match nothing: an empty list of teams (a reader
+// in no team), which SQL's IN () cannot say.
+func (f BookingFilter) none() bool { return f.TeamIDs != nil && len(f.TeamIDs) == 0 }
+
+// filterBookings narrows q by f, which is not none.
+func filterBookings(q *gorm.DB, f BookingFilter) *gorm.DB {
+	if f.UserID != 0 {
+		q = q.Where("b.user_id = ?", f.UserID)
+	}
+	if f.TeamIDs != nil {
+		q = q.Where("b.team_id IN ?", f.TeamIDs)
+	}
+	if f.TaskID != 0 {
+		q = q.Where("b.task_id = ?", f.TaskID)
+	}
+	if f.CardTypeID != 0 {
+		q = q.Where("b.card_type_id = ?", f.CardTypeID)
+	}
+	if len(f.States) > 0 {
+		q = q.Where("b.state IN ?", f.States)
+	}
+	if !f.From.IsZero() {
+		q = q.Where("b.end_at > ?", f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		q = q.Where("b.start_at < ?", f.To.UTC())
+	}
+	if term := searchTerm(f.Query); term != "" {
+		like := likeAny(term)
+		cond := "t.name LIKE @like ESCAPE '!' OR tm.name LIKE @like ESCAPE '!' OR u.username LIKE @like ESCAPE '!' OR u.display_name LIKE @like ESCAPE '!'" +
+			" OR b.id IN (SELECT bc.booking_id FROM booking_cards bc JOIN cards c ON c.id = bc.card_id JOIN hosts h ON h.id = c.host_id" +
+			" WHERE c.uuid LIKE @like ESCAPE '!' OR h.name LIKE @like ESCAPE '!')"
+		args := map[string]any{"like": like}
+		if n, err := strconv.ParseInt(strings.TrimPrefix(term, "#"), 10, 64); err == nil && n > 0 {
+			cond, args["id"] = "b.id = @id OR "+cond, n
+		}
+		q = q.Where("("+cond+")", args)
+	}
+	return q
+}
+
+func bookingOrder(f BookingFilter) string {
+	if f.Latest {
+		return "b.start_at DESC, b.id DESC"
+	}
+	return "b.start_at, b.id"
 }
 
 // FindBookingByID returns one booking with its cards.
@@ -79,42 +143,40 @@ func (s *Store) FindBookingByID(ctx context.Context, id int64) (*BookingView, er
 	return &out[0], nil
 }
 
-// FindBookings lists bookings, soonest first.
+// FindBookings lists bookings, soonest first (f.Latest: newest first), at
+// most f.Limit (default 500).
 func (s *Store) FindBookings(ctx context.Context, f BookingFilter) ([]BookingView, error) {
 	const op = "store.FindBookings"
-	q := s.bookingViews(ctx)
-	if f.UserID != 0 {
-		q = q.Where("b.user_id = ?", f.UserID)
-	}
-	if f.TeamIDs != nil {
-		if len(f.TeamIDs) == 0 {
-			return nil, nil
-		}
-		q = q.Where("b.team_id IN ?", f.TeamIDs)
-	}
-	if f.TaskID != 0 {
-		q = q.Where("b.task_id = ?", f.TaskID)
-	}
-	if f.CardTypeID != 0 {
-		q = q.Where("b.card_type_id = ?", f.CardTypeID)
-	}
-	if len(f.States) > 0 {
-		q = q.Where("b.state IN ?", f.States)
-	}
-	if !f.From.IsZero() {
-		q = q.Where("b.end_at > ?", f.From.UTC())
-	}
-	if !f.To.IsZero() {
-		q = q.Where("b.start_at < ?", f.To.UTC())
+	if f.none() {
+		return nil, nil
 	}
 	var out []BookingView
-	if err := q.Order("b.start_at, b.id").Limit(limitOr(f.Limit, 500)).Scan(&out).Error; err != nil {
+	if err := filterBookings(s.bookingViews(ctx), f).Order(bookingOrder(f)).Limit(limitOr(f.Limit, 500)).Scan(&out).Error; err != nil {
 		return nil, translate(op, err)
 	}
 	if err := s.fillCards(ctx, out); err != nil {
 		return nil, translate(op, err)
 	}
 	return out, nil
+}
+
+// FindBookingPage is one page of the bookings f selects, in FindBookings'
+// order, with how many it selects in all (f.Limit is not used).
+func (s *Store) FindBookingPage(ctx context.Context, f BookingFilter, r PageRequest) (Page[BookingView], error) {
+	const op = "store.FindBookingPage"
+	r = r.norm(50)
+	if f.none() {
+		return Page[BookingView]{Limit: r.Limit, Offset: r.Offset}, nil
+	}
+	query := func() *gorm.DB { return filterBookings(s.bookingsJoined(ctx), f) }
+	pg, err := findPage[BookingView](query, bookingViewColumns, bookingOrder(f), r)
+	if err != nil {
+		return pg, translate(op, err)
+	}
+	if err := s.fillCards(ctx, pg.Items); err != nil {
+		return pg, translate(op, err)
+	}
+	return pg, nil
 }
 
 func (s *Store) fillCards(ctx context.Context, views []BookingView) error {

@@ -376,7 +376,7 @@ func (s *Store) checkBookingRequest(op string, req *BookingRequest) error {
 // checkBookingShape checks the count and settles the window, the part of
 // checkBookingRequest a template's use (whose task is made later) shares.
 func (s *Store) checkBookingShape(op string, req *BookingRequest, v *errs.Validation) {
-	v.Check(req.Count >= 1 && req.Count <= s.policy.MaxCards, "count", "booking.count_range", s.policy.MaxCards)
+	v.Check(s.BookingLimits()["count"].Allows(float64(req.Count)), "count", "booking.count_range", s.policy.MaxCards)
 	req.Start, req.End = s.validateWindow(op, req.Start, req.End, v)
 }
 

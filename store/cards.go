@@ -68,6 +68,8 @@ type CardFilter struct {
 	HostID     int64
 	CardTypeID int64
 	Status     string
+	// Query finds cards by uuid, host name or zone, or card type name.
+	Query string
 }
 
 // nvidia-smi prints uuids as GPU-xxxxxxxx-xxxx-...; MIG devices as MIG-....
@@ -85,13 +87,19 @@ func (in *CardInput) validate(op string) error {
 		in.Status = CardActive
 	}
 	v := errs.NewValidation(op)
+	// The length first: a uuid past the limit hears the limit, not the pattern.
+	CardLimits.checkLen(v, "uuid", in.UUID)
 	v.Check(cardUUIDPattern.MatchString(in.UUID), "uuid", "card.uuid_invalid")
-	v.Check(in.GPUIndex >= 0 && in.GPUIndex < 1024, "index", "card.index_range")
+	CardLimits.checkRange(v, "index", float64(in.GPUIndex), "card.index_range")
 	v.Check(in.HostID > 0, "host_id", "host.not_found")
 	v.Check(in.CardTypeID > 0, "card_type_id", "cardtype.not_found")
 	v.Check(validCardStatus(in.Status) || in.Status == CardFault, "status", "card.status_invalid")
 	return v.Err()
 }
+
+// Check is what the store would refuse of in before it looks at the
+// database; nothing is stored (see TaskInput.Check).
+func (in CardInput) Check() error { return in.validate("store.CardInput") }
 
 // checkStatusChange is the one rule on the fault status for CreateCard and
 // UpdateCard: from is the card's status ("" for a new card), to the one
@@ -225,12 +233,39 @@ func (s *Store) DeleteCard(ctx context.Context, id int64) error {
 	})
 }
 
-func (s *Store) cardViews(ctx context.Context) *gorm.DB {
+const cardViewColumns = "c.*, h.name AS host_name, h.zone AS zone, t.name AS card_type_name, t.vram_gib AS vram_gib"
+
+// cardsJoined is the cards with their hosts and types, without a select:
+// FindCardPage counts it.
+func (s *Store) cardsJoined(ctx context.Context) *gorm.DB {
 	return s.read(ctx).Table("cards c").
-		Select("c.*, h.name AS host_name, h.zone AS zone, t.name AS card_type_name, t.vram_gib AS vram_gib").
 		Joins("JOIN hosts h ON h.id = c.host_id").
 		Joins("JOIN card_types t ON t.id = c.card_type_id")
 }
+
+func (s *Store) cardViews(ctx context.Context) *gorm.DB {
+	return s.cardsJoined(ctx).Select(cardViewColumns)
+}
+
+func filterCards(q *gorm.DB, f CardFilter) *gorm.DB {
+	if f.HostID != 0 {
+		q = q.Where("c.host_id = ?", f.HostID)
+	}
+	if f.CardTypeID != 0 {
+		q = q.Where("c.card_type_id = ?", f.CardTypeID)
+	}
+	if f.Status != "" {
+		q = q.Where("c.status = ?", f.Status)
+	}
+	if term := searchTerm(f.Query); term != "" {
+		q = q.Where("(c.uuid LIKE @like ESCAPE '!' OR h.name LIKE @like ESCAPE '!' OR h.zone LIKE @like ESCAPE '!' OR t.name LIKE @like ESCAPE '!')",
+			map[string]any{"like": likeAny(term)})
+	}
+	return q
+}
+
+// cardOrder is by host name, then index, as the machines number them.
+const cardOrder = "h.name, c.gpu_index, c.id"
 
 // FindCardByID returns one card with names.
 func (s *Store) FindCardByID(ctx context.Context, id int64) (*CardView, error) {
@@ -246,21 +281,21 @@ func (s *Store) FindCardByID(ctx context.Context, id int64) (*CardView, error) {
 
 // FindCards lists cards by host, then index.
 func (s *Store) FindCards(ctx context.Context, f CardFilter) ([]CardView, error) {
-	q := s.cardViews(ctx)
-	if f.HostID != 0 {
-		q = q.Where("c.host_id = ?", f.HostID)
-	}
-	if f.CardTypeID != 0 {
-		q = q.Where("c.card_type_id = ?", f.CardTypeID)
-	}
-	if f.Status != "" {
-		q = q.Where("c.status = ?", f.Status)
-	}
 	var out []CardView
-	if err := q.Order("h.name, c.gpu_index").Scan(&out).Error; err != nil {
+	if err := filterCards(s.cardViews(ctx), f).Order(cardOrder).Scan(&out).Error; err != nil {
 		return nil, translate("store.FindCards", err)
 	}
 	return out, nil
+}
+
+// FindCardPage is one page of the cards f selects, in FindCards' order,
+// with how many it selects in all.
+func (s *Store) FindCardPage(ctx context.Context, f CardFilter, r PageRequest) (Page[CardView], error) {
+	pg, err := findPage[CardView](func() *gorm.DB { return filterCards(s.cardsJoined(ctx), f) }, cardViewColumns, cardOrder, r.norm(50))
+	if err != nil {
+		return pg, translate("store.FindCardPage", err)
+	}
+	return pg, nil
 }
 
 func uuidTaken(err error) error {

@@ -82,30 +82,28 @@ type CardTypeInput struct {
 	PriceFen   int64   `json:"price_fen"`
 }
 
-// Largest values accepted; anything above is a typo, not a GPU.
-const (
-	maxVRAMGiB  = 4096
-	maxTFLOPS   = 100000
-	maxPriceFen = 100_000_000 // one million yuan per card-hour
-)
-
 func (in *CardTypeInput) validate(op string) error {
 	in.Name = strings.TrimSpace(in.Name)
 	v := errs.NewValidation(op)
 	v.Check(in.Name != "", "name", "field.required")
-	v.CheckLen(in.Name, 100, "name")
-	v.Check(in.VRAMGiB > 0 && in.VRAMGiB <= maxVRAMGiB, "vram_gib", "cardtype.vram_range")
+	CardTypeLimits.checkLen(v, "name", in.Name)
+	CardTypeLimits.checkRange(v, "vram_gib", float64(in.VRAMGiB), "cardtype.vram_range")
 	for _, f := range []struct {
 		field string
 		v     float64
 	}{{"tflops_fp32", in.TFLOPSFP32}, {"tflops_tf32", in.TFLOPSTF32}, {"tflops_bf16", in.TFLOPSBF16},
 		{"tflops_fp16", in.TFLOPSFP16}, {"tflops_fp8", in.TFLOPSFP8}, {"tflops_int8", in.TFLOPSINT8}} {
-		v.Check(f.v >= 0 && f.v <= maxTFLOPS, f.field, "cardtype.tflops_range")
+		CardTypeLimits.checkRange(v, f.field, f.v, "cardtype.tflops_range")
 	}
 	v.Check(in.TFLOPSFP32+in.TFLOPSTF32+in.TFLOPSBF16+in.TFLOPSFP16+in.TFLOPSFP8+in.TFLOPSINT8 > 0, "tflops_bf16", "cardtype.tflops_none")
-	v.Check(in.PriceFen > 0 && in.PriceFen <= maxPriceFen, "price", "cardtype.price_range")
+	// The limit is in yuan, as the form takes it; fen are whole.
+	CardTypeLimits.checkRange(v, "price", float64(in.PriceFen)/100, "cardtype.price_range")
 	return v.Err()
 }
+
+// Check is what the store would refuse of in before it looks at the
+// database; nothing is stored (see TaskInput.Check).
+func (in CardTypeInput) Check() error { return in.validate("store.CardTypeInput") }
 
 func (in CardTypeInput) apply(c *CardType) {
 	c.Name, c.VRAMGiB, c.PriceFen = in.Name, in.VRAMGiB, in.PriceFen

@@ -34,10 +34,12 @@ func (in *HostInput) validate(op string) error {
 	in.Zone = strings.TrimSpace(in.Zone)
 	v := errs.NewValidation(op)
 	v.Check(in.Name != "", "name", "field.required")
+	// The length first: a name past the limit hears the limit, not the pattern.
+	HostLimits.checkLen(v, "name", in.Name)
 	if in.Name != "" {
 		v.Check(hostNamePattern.MatchString(in.Name), "name", "host.name_invalid")
 	}
-	v.CheckLen(in.Zone, 100, "zone")
+	HostLimits.checkLen(v, "zone", in.Zone)
 	return v.Err()
 }
 

@@ -78,7 +78,7 @@ func TestHostRefusals(t *testing.T) {
 			{"no name", store.HostInput{Name: "  "}, map[string]string{"name": "field.required"}},
 			{"space in name", store.HostInput{Name: "gpu 03"}, map[string]string{"name": "host.name_invalid"}},
 			{"query characters", store.HostInput{Name: "gpu&x=1"}, map[string]string{"name": "host.name_invalid"}},
-			{"long name", store.HostInput{Name: strings.Repeat("h", 101)}, map[string]string{"name": "host.name_invalid"}},
+			{"long name", store.HostInput{Name: strings.Repeat("h", 101)}, map[string]string{"name": "field.too_long"}},
 			{"long zone", store.HostInput{Name: "gpu-03", Zone: strings.Repeat("区", 101)}, map[string]string{"zone": "field.too_long"}},
 		} {
 			_, err := st.CreateHost(ctx, c.in)

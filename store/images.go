@@ -40,12 +40,13 @@ func (in *ImageInput) validate(op string) error {
 	in.Description = strings.TrimSpace(in.Description)
 	v := errs.NewValidation(op)
 	v.Check(in.Name != "", "name", "field.required")
-	v.CheckLen(in.Name, 100, "name")
+	ImageLimits.checkLen(v, "name", in.Name)
 	v.Check(in.Reference != "", "reference", "field.required")
-	v.Check(len(in.Reference) <= 255 && !strings.ContainsAny(in.Reference, " \t\r\n"), "reference", "image.reference_invalid")
-	v.CheckLen(in.CUDAVersion, 32, "cuda_version")
-	v.CheckLen(in.Frameworks, 255, "frameworks")
-	v.CheckLen(in.Description, 500, "description")
+	ImageLimits.checkLen(v, "reference", in.Reference)
+	v.Check(!strings.ContainsAny(in.Reference, " \t\r\n"), "reference", "image.reference_invalid")
+	ImageLimits.checkLen(v, "cuda_version", in.CUDAVersion)
+	ImageLimits.checkLen(v, "frameworks", in.Frameworks)
+	ImageLimits.checkLen(v, "description", in.Description)
 	return v.Err()
 }
 

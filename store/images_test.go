@@ -85,7 +85,7 @@ func TestImageRefusals(t *testing.T) {
 		}{
 			{"nothing", store.ImageInput{}, map[string]string{"name": "field.required", "reference": "field.required"}},
 			{"space in reference", store.ImageInput{Name: "x", Reference: "r/x: latest"}, map[string]string{"reference": "image.reference_invalid"}},
-			{"long reference", store.ImageInput{Name: "x", Reference: strings.Repeat("r", 256)}, map[string]string{"reference": "image.reference_invalid"}},
+			{"long reference", store.ImageInput{Name: "x", Reference: strings.Repeat("r", 256)}, map[string]string{"reference": "field.too_long"}},
 			{"long name", store.ImageInput{Name: strings.Repeat("n", 101), Reference: "r/x"}, map[string]string{"name": "field.too_long"}},
 			{"long cuda version", store.ImageInput{Name: "x", Reference: "r/x", CUDAVersion: strings.Repeat("1", 33)}, map[string]string{"cuda_version": "field.too_long"}},
 			{"long frameworks", store.ImageInput{Name: "x", Reference: "r/x", Frameworks: strings.Repeat("f", 256)}, map[string]string{"frameworks": "field.too_long"}},

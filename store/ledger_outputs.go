@@ -80,6 +80,10 @@ func (in *OutputInput) validate(op string) error {
 	return v.Err()
 }
 
+// Check is what the store would refuse of in before it looks at the
+// database; nothing is stored (see TaskInput.Check).
+func (in OutputInput) Check() error { return in.validate("store.OutputInput") }
+
 // FormatQuantity writes a quantity without trailing zeros ("3", "0.83",
 // "1200").
 func FormatQuantity(q float64) string { return strconv.FormatFloat(roundQuantity(q), 'f', -1, 64) }

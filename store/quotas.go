@@ -75,16 +75,20 @@ func (in *QuotaInput) validate(op string) error {
 	v := errs.NewValidation(op)
 	v.Check(in.TeamID > 0, "team", "team.not_found")
 	v.Check(in.CardTypeID > 0, "card_type", "cardtype.not_found")
-	v.Check(in.CardHours > 0 && in.CardHours <= 10_000_000, "card_hours", "quota.hours_range")
-	v.Check(in.MaxCards >= 0 && in.MaxCards <= 10_000, "max_cards", "quota.max_cards_range")
+	QuotaLimits.checkRange(v, "card_hours", in.CardHours, "quota.hours_range")
+	QuotaLimits.checkRange(v, "max_cards", float64(in.MaxCards), "quota.max_cards_range")
 	v.Check(!in.ValidFrom.IsZero(), "valid_from", "field.required")
 	v.Check(!in.ExpiresAt.IsZero(), "expires_at", "field.required")
 	if !in.ValidFrom.IsZero() && !in.ExpiresAt.IsZero() {
 		v.Check(in.ExpiresAt.After(in.ValidFrom), "expires_at", "quota.expiry_before_start")
 	}
-	v.CheckLen(in.Note, 255, "note")
+	QuotaLimits.checkLen(v, "note", in.Note)
 	return v.Err()
 }
+
+// Check is what the store would refuse of in before it looks at the
+// database; nothing is stored (see TaskInput.Check).
+func (in QuotaInput) Check() error { return in.validate("store.QuotaInput") }
 
 func checkQuotaRefs(tx *gorm.DB, op string, in QuotaInput) error {
 	v := errs.NewValidation(op)

@@ -59,9 +59,42 @@ type TaskInput struct {
 
 // TaskFilter narrows FindTasks.
 type TaskFilter struct {
-	TeamIDs []int64 // any of these teams; nil means all
-	TeamID  int64
+	TeamIDs   []int64 // any of these teams; nil means all
+	TeamID    int64
+	Priority  string
+	Readiness string
+	// Query finds tasks by their name, their team's, or the login or
+	// display name of who wrote them.
+	Query string
 }
+
+func (f TaskFilter) none() bool { return f.TeamIDs != nil && len(f.TeamIDs) == 0 }
+
+// filterTasks narrows the tasks by f, which is not none.
+func filterTasks(q *gorm.DB, f TaskFilter) *gorm.DB {
+	q = q.Table("tasks")
+	if f.TeamIDs != nil {
+		q = q.Where("tasks.team_id IN ?", f.TeamIDs)
+	}
+	if f.TeamID != 0 {
+		q = q.Where("tasks.team_id = ?", f.TeamID)
+	}
+	if f.Priority != "" {
+		q = q.Where("tasks.priority = ?", f.Priority)
+	}
+	if f.Readiness != "" {
+		q = q.Where("tasks.data_readiness = ?", f.Readiness)
+	}
+	if term := searchTerm(f.Query); term != "" {
+		q = q.Joins("JOIN teams tm ON tm.id = tasks.team_id").Joins("LEFT JOIN users u ON u.id = tasks.created_by").
+			Where("(tasks.name LIKE @like ESCAPE '!' OR tm.name LIKE @like ESCAPE '!' OR u.username LIKE @like ESCAPE '!' OR u.display_name LIKE @like ESCAPE '!')",
+				map[string]any{"like": likeAny(term)})
+	}
+	return q
+}
+
+// taskOrder is core first, then by name.
+const taskOrder = "CASE tasks.priority WHEN 'core' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END, tasks.name, tasks.id"
 
 // Priority classes and readiness values, in the order forms show them.
 var (
@@ -85,19 +118,24 @@ func (in *TaskInput) validate(op string) error {
 	v := errs.NewValidation(op)
 	v.Check(in.TeamID > 0, "team_id", "task.team_required")
 	v.Check(in.Name != "", "name", "field.required")
-	v.CheckLen(in.Name, 100, "name")
+	TaskLimits.checkLen(v, "name", in.Name)
 	v.Check(schedule.PriorityRank(in.Priority) > 0, "priority", "task.priority_invalid")
-	v.Check(in.EstimateCardHours > 0 && in.EstimateCardHours <= 1_000_000, "estimate_card_hours", "task.estimate_range")
+	TaskLimits.checkRange(v, "estimate_card_hours", in.EstimateCardHours, "task.estimate_range")
 	v.Check(schedule.ReadinessRank(in.DataReadiness) > 0, "data_readiness", "task.readiness_invalid")
-	v.Check(in.VRAMGiB >= 0 && in.VRAMGiB <= 100_000, "vram_gib", "task.vram_range")
+	TaskLimits.checkRange(v, "vram_gib", in.VRAMGiB, "task.vram_range")
 	v.Check(in.Precision == "" || validPrecision(in.Precision), "precision", "task.precision_invalid")
-	v.CheckLen(in.Notes, 2000, "notes")
+	TaskLimits.checkLen(v, "notes", in.Notes)
 	if in.DataReadyAt != nil {
 		t := in.DataReadyAt.UTC()
 		in.DataReadyAt = &t
 	}
 	return v.Err()
 }
+
+// Check is what the store would refuse of in before it looks at the
+// database; nothing is stored. A form that could not read some fields shows
+// these problems beside its own.
+func (in TaskInput) Check() error { return in.validate("store.TaskInput") }
 
 // checkTaskRefs makes unknown team, image or card types field messages.
 func checkTaskRefs(tx *gorm.DB, op string, in TaskInput) error {
@@ -267,40 +305,58 @@ func (s *Store) FindTaskByID(ctx context.Context, id int64) (*Task, error) {
 // FindTasks lists tasks, core first, then by name.
 func (s *Store) FindTasks(ctx context.Context, f TaskFilter) ([]Task, error) {
 	const op = "store.FindTasks"
-	q := s.read(ctx)
-	if f.TeamIDs != nil {
-		if len(f.TeamIDs) == 0 {
-			return nil, nil
-		}
-		q = q.Where("team_id IN ?", f.TeamIDs)
-	}
-	if f.TeamID != 0 {
-		q = q.Where("team_id = ?", f.TeamID)
+	if f.none() {
+		return nil, nil
 	}
 	var out []Task
-	order := "CASE priority WHEN 'core' THEN 0 WHEN 'normal' THEN 1 ELSE 2 END, name"
-	if err := q.Order(order).Find(&out).Error; err != nil {
+	if err := filterTasks(s.read(ctx), f).Select("tasks.*").Order(taskOrder).Scan(&out).Error; err != nil {
 		return nil, translate(op, err)
 	}
-	if len(out) == 0 {
-		return out, nil
+	if err := s.fillTaskCardTypes(ctx, out); err != nil {
+		return nil, translate(op, err)
 	}
-	ids := make([]int64, len(out))
-	for i, t := range out {
+	return out, nil
+}
+
+// FindTaskPage is one page of the tasks f selects, in FindTasks' order,
+// with how many it selects in all.
+func (s *Store) FindTaskPage(ctx context.Context, f TaskFilter, r PageRequest) (Page[Task], error) {
+	const op = "store.FindTaskPage"
+	r = r.norm(50)
+	if f.none() {
+		return Page[Task]{Limit: r.Limit, Offset: r.Offset}, nil
+	}
+	pg, err := findPage[Task](func() *gorm.DB { return filterTasks(s.read(ctx), f) }, "tasks.*", taskOrder, r)
+	if err != nil {
+		return pg, translate(op, err)
+	}
+	if err := s.fillTaskCardTypes(ctx, pg.Items); err != nil {
+		return pg, translate(op, err)
+	}
+	return pg, nil
+}
+
+// fillTaskCardTypes sets the preferred card types of tasks.
+func (s *Store) fillTaskCardTypes(ctx context.Context, tasks []Task) error {
+	if len(tasks) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(tasks))
+	for i, t := range tasks {
 		ids[i] = t.ID
 	}
 	var links []taskCardType
 	if err := s.read(ctx).Where("task_id IN ?", ids).Order("card_type_id").Find(&links).Error; err != nil {
-		return nil, translate(op, err)
+		return err
 	}
 	byTask := map[int64][]int64{}
 	for _, l := range links {
 		byTask[l.TaskID] = append(byTask[l.TaskID], l.CardTypeID)
 	}
-	for i := range out {
-		out[i].CardTypeIDs = byTask[out[i].ID]
+	for i := range tasks {
+		tasks[i].CardTypeIDs = byTask[tasks[i].ID]
 	}
-	return out, nil
+	return nil
 }
 
 func (Task) TableName() string { return "tasks" }

@@ -33,8 +33,8 @@ func (in *TeamInput) validate(op string) error {
 	in.Description = strings.TrimSpace(in.Description)
 	v := errs.NewValidation(op)
 	v.Check(in.Name != "", "name", "field.required")
-	v.CheckLen(in.Name, 100, "name")
-	v.CheckLen(in.Description, 500, "description")
+	TeamLimits.checkLen(v, "name", in.Name)
+	TeamLimits.checkLen(v, "description", in.Description)
 	return v.Err()
 }
 

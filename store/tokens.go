@@ -41,7 +41,7 @@ func (s *Store) CreateAPIToken(ctx context.Context, userID int64, name, kind str
 		name = "api"
 	}
 	v := errs.NewValidation(op)
-	v.CheckLen(name, 100, "name")
+	TokenLimits.checkLen(v, "name", name)
 	v.Check(kind == TokenUser, "kind", "token.kind_invalid")
 	if err := v.Err(); err != nil {
 		return nil, "", err

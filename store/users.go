@@ -134,8 +134,10 @@ func (in *UserCreate) validate() error {
 		in.Role = RoleMember
 	}
 	v := errs.NewValidation("store.CreateUser")
+	// The length first: a name past the limit hears the limit, not the pattern.
+	UserLimits.checkLen(v, "username", in.Username)
 	v.Check(usernamePattern.MatchString(in.Username), "username", "user.username_invalid")
-	v.CheckLen(in.DisplayName, 100, "display_name")
+	UserLimits.checkLen(v, "display_name", in.DisplayName)
 	v.Check(in.Email == "" || emailPattern.MatchString(in.Email), "email", "user.email_invalid")
 	v.Check(RoleRank(in.Role) > 0, "role", "user.role_invalid")
 	if in.bootstrap {
@@ -258,7 +260,7 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 	if up.DisplayName != nil {
 		d := strings.TrimSpace(*up.DisplayName)
 		up.DisplayName = &d
-		v.CheckLen(d, 100, "display_name")
+		UserLimits.checkLen(v, "display_name", d)
 	}
 	if up.Password != nil {
 		v.Check(len([]rune(*up.Password)) >= MinPasswordLength, "password", "user.password_short")

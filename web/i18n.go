@@ -69,7 +69,7 @@ func Keys() []string {
 // catalogue holds each message as {zh-CN, en}; keeping the pair on one line
 // makes a missing translation impossible. Each area keeps its messages in
 // its own file; a key defined twice is reported by DuplicateKeys.
-var catalogue, duplicateKeys = merge(coreMessages, bookingMessages, planningMessages, apiMessages, boardMessages, ledgerMessages, filesMessages, notifyMessages, approvalsMessages, quotaMessages, homeMessages)
+var catalogue, duplicateKeys = merge(coreMessages, bookingMessages, planningMessages, apiMessages, boardMessages, ledgerMessages, filesMessages, notifyMessages, approvalsMessages, quotaMessages, homeMessages, listsMessages)
 
 func merge(parts ...map[string][2]string) (map[string][2]string, []string) {
 	out := map[string][2]string{}
@@ -275,10 +275,10 @@ var coreMessages = map[string][2]string{
 	"cardtype.name_required": {"请填写型号。", "Enter the model name."},
 	"cardtype.name_taken":    {"已有同名卡型。", "A card type with this name exists."},
 	"cardtype.not_found":     {"卡型不存在。", "Card type not found."},
-	"cardtype.price_range":   {"单价须大于 0 且不超过 1,000,000 元/卡时，最多两位小数。", "The price must be above 0 and at most 1,000,000 yuan per card-hour, with at most two decimals."},
+	"cardtype.price_range":   {"单价须大于 %s 且不超过 %s 元/卡时，最多两位小数。", "The price must be above %s and at most %s yuan per card-hour, with at most two decimals."},
 	"cardtype.tflops_none":   {"至少填写一种精度的算力。", "Give the TFLOPS of at least one precision."},
-	"cardtype.tflops_range":  {"算力须在 0 到 100,000 TFLOPS 之间。", "TFLOPS must be between 0 and 100,000."},
-	"cardtype.vram_range":    {"显存须为 1 到 4096 GiB 的整数。", "VRAM must be a whole number from 1 to 4096 GiB."},
+	"cardtype.tflops_range":  {"算力须在 %s 到 %s TFLOPS 之间。", "TFLOPS must be between %s and %s."},
+	"cardtype.vram_range":    {"显存须为 %s 到 %s GiB 的整数。", "VRAM must be a whole number from %s to %s GiB."},
 	"cardtype.in_use":        {"仍有 GPU 卡属于此卡型，不能删除。", "Cards of this type exist; it cannot be deleted."},
 
 	"host.name_invalid": {"主机名只能包含字母、数字、点、下划线和连字符。", "Host names may contain letters, digits, dots, underscores and hyphens only."},
@@ -287,7 +287,7 @@ var coreMessages = map[string][2]string{
 	"host.in_use":       {"主机上仍有 GPU 卡，不能删除。", "The host still carries cards; it cannot be deleted."},
 
 	"card.has_bookings":          {"这张卡有过预约，不能删除，只能退役。", "This card has bookings; it cannot be deleted, only retired."},
-	"card.index_range":           {"序号须为 0 到 1023 的整数。", "The index must be a whole number from 0 to 1023."},
+	"card.index_range":           {"序号须为 %s 到 %s 的整数。", "The index must be a whole number from %s to %s."},
 	"card.not_found":             {"GPU 卡不存在。", "Card not found."},
 	"card.status_invalid":        {"状态须为在用、维护或退役。", "The status must be active, maintenance or retired."},
 	"card.status_filter_invalid": {"状态须为在用、维护、退役或故障。", "The status must be active, maintenance, retired or fault."},
@@ -299,7 +299,7 @@ var coreMessages = map[string][2]string{
 	"image.in_use":            {"镜像仍被使用，不能删除。", "The image is in use; it cannot be deleted."},
 	"image.name_taken":        {"已有同名镜像。", "An image with this name exists."},
 	"image.not_found":         {"镜像不存在。", "Image not found."},
-	"image.reference_invalid": {"镜像地址不能含空格，且不超过 255 个字符。", "The reference may not contain spaces and is at most 255 characters."},
+	"image.reference_invalid": {"镜像地址不能含空格。", "The reference may not contain spaces."},
 
 	"team.in_use":     {"团队仍有关联记录，不能删除。", "The team still has records; it cannot be deleted."},
 	"team.name_taken": {"已有同名团队。", "A team with this name exists."},
@@ -391,9 +391,9 @@ var coreMessages = map[string][2]string{
 	"notify.preempted": {"预约 #%v 被核心任务“%v”抢占（次要任务让位于核心任务）。", "Booking #%v was preempted by the core task “%v” (backfill gives way to core work)."},
 
 	"quota.expiry_before_start": {"到期时间须晚于生效时间。", "The expiry must be after the start of validity."},
-	"quota.hours_range":         {"额度卡时须大于 0，最多 10,000,000 卡时。", "The card-hours must be above 0 and at most 10,000,000 card-hours."},
+	"quota.hours_range":         {"额度卡时须大于 %s，最多 %s 卡时。", "The card-hours must be above %s and at most %s card-hours."},
 	"quota.identity_fixed":      {"额度的团队和卡型不能修改，请新建额度。", "A quota's team and card type cannot change; create a new quota."},
-	"quota.max_cards_range":     {"并发卡数上限须为 0（不限）到 10000。", "The concurrent-card cap must be 0 (none) to 10,000."},
+	"quota.max_cards_range":     {"并发卡数上限须为 %s（不限）到 %s。", "The concurrent-card cap must be %s (none) to %s."},
 	"quota.none":                {"你的团队没有该卡型的有效额度，请联系经理或管理员申请。", "Your team has no valid quota for this card type; ask a manager or admin for one."},
 	"quota.not_yet_valid":       {"额度尚未生效：开始时间比额度生效早 %s 小时。", "The quota is not valid yet: the booking starts %s hours before it."},
 	"quota.not_your_team":       {"只能管理自己任经理的团队的额度。", "You may only manage quotas of teams you manage."},
@@ -402,7 +402,7 @@ var coreMessages = map[string][2]string{
 	"quota.overlap":             {"同一团队同一卡型的额度时段不能重叠。", "Quotas of one team and card type may not overlap in time."},
 	"quota.past_expiry":         {"预约超出额度到期时间 %s 小时，长任务可能中途断——请先续额度。", "The booking runs %s hours past the quota's expiry; renew the quota first so a long run is not cut off."},
 
-	"task.estimate_range":    {"卡时预估须大于 0，最多 1,000,000 卡时。", "The card-hour estimate must be above 0 and at most 1,000,000 card-hours."},
+	"task.estimate_range":    {"卡时预估须大于 %s，最多 %s 卡时。", "The card-hour estimate must be above %s and at most %s card-hours."},
 	"task.name_taken":        {"团队中已有同名任务。", "The team has a task with this name."},
 	"task.not_found":         {"任务不存在。", "Task not found."},
 	"task.precision_invalid": {"精度须为 fp32、tf32、bf16、fp16、fp8 或 int8。", "The precision must be fp32, tf32, bf16, fp16, fp8 or int8."},
@@ -410,7 +410,7 @@ var coreMessages = map[string][2]string{
 	"task.readiness_invalid": {"数据就绪度须为未就绪、部分就绪或已就绪。", "Data readiness must be not ready, partial or ready."},
 	"task.team_fixed":        {"任务所属团队不能修改。", "A task's team cannot change."},
 	"task.team_required":     {"请选择团队。", "Choose a team."},
-	"task.vram_range":        {"显存需求须在 0 到 100000 GiB 之间。", "The VRAM need must be between 0 and 100,000 GiB."},
+	"task.vram_range":        {"显存需求须在 %s 到 %s GiB 之间。", "The VRAM need must be between %s and %s GiB."},
 
 	"template.duration_range": {"模板时长须在 5 分钟到可预约范围之间。", "The template's length must be between 5 minutes and the booking horizon."},
 	"template.name_taken":     {"团队中已有同名模板。", "The team has a template with this name."},

@@ -89,7 +89,27 @@ type Form struct {
 	Values map[string]string
 	Errors map[string]string // field → translated message
 	Error  string            // headline message
+	// Limits are what the store accepts of each field, which Field states
+	// as the input's maxlength, min and max: the same numbers its messages
+	// name when a value breaks them anyway.
+	Limits map[string]Limit
 }
+
+// Limit is one input's limits as its attributes write them; zero and ""
+// are none.
+type Limit struct {
+	MaxLen   int
+	Min, Max string
+}
+
+// MaxLen is field's maxlength, 0 for none.
+func (f Form) MaxLen(field string) int { return f.Limits[field].MaxLen }
+
+// Min is field's min attribute, "" for none.
+func (f Form) Min(field string) string { return f.Limits[field].Min }
+
+// Max is field's max attribute, "" for none.
+func (f Form) Max(field string) string { return f.Limits[field].Max }
 
 // NewForm starts an empty form.
 func NewForm() Form { return Form{Values: map[string]string{}, Errors: map[string]string{}} }

@@ -115,7 +115,7 @@ func TestAPIRejectsInvalidCardTypeWithFields(t *testing.T) {
 
 	got = servertest.MustAPIError(t, c.APICall(http.MethodPost, "/api/v1/card-types?lang=en", admin,
 		`{"name":"X","vram_gib":80,"price_yuan":"abc","tflops_bf16":1}`), http.StatusUnprocessableEntity, "invalid")
-	if want := web.T(web.LangEN, "cardtype.price_range"); got.Error.Fields["price_yuan"] != want {
+	if want := web.T(web.LangEN, "cardtype.price_range", store.CardTypeLimits["price"].Args()...); got.Error.Fields["price_yuan"] != want {
 		t.Errorf("fields.price_yuan = %q, want the English %q", got.Error.Fields["price_yuan"], want)
 	}
 

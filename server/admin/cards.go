@@ -54,7 +54,8 @@ func (a *Area) cardChoices(c echo.Context) (web.CardsProps, error) {
 // parse filter nothing rather than failing the page: they come from links.
 func cardFilterOf(c echo.Context) (store.CardFilter, web.Form) {
 	f := web.NewForm()
-	var cf store.CardFilter
+	cf := store.CardFilter{Query: strings.TrimSpace(c.QueryParam("q"))}
+	f.Values["q"] = cf.Query
 	if id, err := strconv.ParseInt(c.QueryParam("host_id"), 10, 64); err == nil && id > 0 {
 		cf.HostID = id
 		f.Values["host_id"] = c.QueryParam("host_id")
@@ -73,7 +74,7 @@ func cardFilterOf(c echo.Context) (store.CardFilter, web.Form) {
 }
 
 // cardFromForm parses the form; numbers that do not parse are reported next
-// to their inputs, the rest is left to the store's checks.
+// to their inputs together with the store's own checks.
 func cardFromForm(f web.Form) (store.CardInput, error) {
 	v := errs.NewValidation("server.cardFromForm")
 	in := store.CardInput{UUID: f.Value("uuid"), Status: f.Value("status")}
@@ -99,6 +100,13 @@ func cardFromForm(f web.Form) (store.CardInput, error) {
 	}
 	in.HostID = parseRef("host_id", "host.not_found")
 	in.CardTypeID = parseRef("card_type_id", "cardtype.not_found")
+	// What did not parse stops the store, so ask its checks here: the form
+	// shows every problem at once, not the rest only on the next try.
+	if v.Err() != nil {
+		if err := v.Merge(in.Check()); err != nil {
+			return in, err
+		}
+	}
 	return in, v.Err()
 }
 
@@ -129,16 +137,19 @@ func (a *Area) renderCards(c echo.Context, status int, f web.Form, listErr strin
 		return err
 	}
 	cf, filter := cardFilterOf(c)
-	cards, err := a.Store.FindCards(c.Request().Context(), cf)
+	pg, err := a.Store.FindCardPage(c.Request().Context(), cf, request.ListPage(c))
 	if err != nil {
 		return err
 	}
-	for _, cd := range cards {
+	for _, cd := range pg.Items {
 		props.Rows = append(props.Rows, cardRow(cd))
 	}
+	// After a refused post the page is drawn at the post's URL: the pager
+	// links the list's own.
+	props.Nav = web.NewPageNav("/admin/cards", c.QueryParams(), pg.Total, pg.Offset, pg.Limit)
 	props.Filter = filter
 	props.ListErr = listErr
-	return response.Render(c, status, web.CardsPage(a.Pages.Page(c, "admin.cards", "admin"), props, f))
+	return response.Render(c, status, web.CardsPage(a.Pages.Page(c, "admin.cards", "admin"), props, response.Limited(f, store.CardLimits)))
 }
 
 func (a *Area) createCardForm(c echo.Context) error {
@@ -179,7 +190,7 @@ func (a *Area) renderCardEdit(c echo.Context, status int, id int64, f web.Form) 
 		}
 		props.Statuses = statuses
 	}
-	return response.Render(c, status, web.CardEditPage(a.Pages.Page(c, "admin.cards", "admin"), id, props, f))
+	return response.Render(c, status, web.CardEditPage(a.Pages.Page(c, "admin.cards", "admin"), id, props, response.Limited(f, store.CardLimits)))
 }
 
 func (a *Area) editCardPage(c echo.Context) error {
@@ -334,10 +345,19 @@ func (a *Area) cardInput(c echo.Context, r cardRequest) (store.CardInput, error)
 	return in, v.Err()
 }
 
+// cardPageJSON answers GET /api/v1/cards: one page of the cards, with how
+// many the filter selects in all and the page it is.
+type cardPageJSON struct {
+	Cards  []store.CardView `json:"cards"`
+	Total  int64            `json:"total"`
+	Limit  int              `json:"limit"`
+	Offset int              `json:"offset"`
+}
+
 func (a *Area) apiListCards(c echo.Context) error {
 	const op = "server.apiListCards"
 	v := errs.NewValidation(op)
-	var f store.CardFilter
+	f := store.CardFilter{Query: c.QueryParam("q")}
 	queryID := func(name string) int64 {
 		raw := c.QueryParam(name)
 		if raw == "" {
@@ -356,17 +376,18 @@ func (a *Area) apiListCards(c echo.Context) error {
 		v.Check(slices.Contains(store.CardListStatuses, st), "status", "card.status_filter_invalid")
 		f.Status = st
 	}
+	page := request.APIPage(c, 500, v)
 	if err := v.Err(); err != nil {
 		return err
 	}
-	cards, err := a.Store.FindCards(c.Request().Context(), f)
+	pg, err := a.Store.FindCardPage(c.Request().Context(), f, page)
 	if err != nil {
 		return err
 	}
-	if cards == nil {
-		cards = []store.CardView{}
+	if pg.Items == nil {
+		pg.Items = []store.CardView{}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"cards": cards})
+	return c.JSON(http.StatusOK, cardPageJSON{Cards: pg.Items, Total: pg.Total, Limit: pg.Limit, Offset: pg.Offset})
 }
 
 func (a *Area) apiGetCard(c echo.Context) error {

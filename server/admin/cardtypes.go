@@ -50,7 +50,7 @@ func cardTypeFromForm(f web.Form) (store.CardTypeInput, error) {
 	if pr := strings.TrimSpace(f.Value("price")); pr == "" {
 		v.Add("price", "field.required")
 	} else if fen, err := money.ParseYuan(pr); err != nil {
-		v.Add("price", "cardtype.price_range")
+		v.AddArgs("price", "cardtype.price_range", store.CardTypeLimits["price"].Args()...)
 	} else {
 		in.PriceFen = int64(fen)
 	}
@@ -70,10 +70,14 @@ func cardTypeFromForm(f web.Form) (store.CardTypeInput, error) {
 		}
 		*dst = x
 	}
-	if err := v.Err(); err != nil {
-		return in, err
+	// What did not parse stops the store, so ask its checks here: the form
+	// shows every problem at once, not the rest only on the next try.
+	if v.Err() != nil {
+		if err := v.Merge(in.Check()); err != nil {
+			return in, err
+		}
 	}
-	return in, nil
+	return in, v.Err()
 }
 
 func cardTypeForm(t *store.CardType) web.Form {
@@ -98,7 +102,7 @@ func (a *Area) renderCardTypes(c echo.Context, status int, f web.Form, listErr s
 	if err != nil {
 		return err
 	}
-	return response.Render(c, status, web.CardTypesPage(a.Pages.Page(c, "admin.cardtypes", "admin"), rows, f, listErr))
+	return response.Render(c, status, web.CardTypesPage(a.Pages.Page(c, "admin.cardtypes", "admin"), rows, response.Limited(f, store.CardTypeLimits), listErr))
 }
 
 func (a *Area) createCardTypeForm(c echo.Context) error {
@@ -125,7 +129,7 @@ func (a *Area) editCardTypePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return response.Render(c, http.StatusOK, web.CardTypeEditPage(a.Pages.Page(c, "admin.cardtypes", "admin"), id, cardTypeForm(t)))
+	return response.Render(c, http.StatusOK, web.CardTypeEditPage(a.Pages.Page(c, "admin.cardtypes", "admin"), id, response.Limited(cardTypeForm(t), store.CardTypeLimits)))
 }
 
 func (a *Area) updateCardTypeForm(c echo.Context) error {
@@ -144,7 +148,7 @@ func (a *Area) updateCardTypeForm(c echo.Context) error {
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return response.Render(c, response.StatusOf(err), web.CardTypeEditPage(a.Pages.Page(c, "admin.cardtypes", "admin"), id, f))
+	return response.Render(c, response.StatusOf(err), web.CardTypeEditPage(a.Pages.Page(c, "admin.cardtypes", "admin"), id, response.Limited(f, store.CardTypeLimits)))
 }
 
 func (a *Area) deleteCardTypeForm(c echo.Context) error {
@@ -187,7 +191,9 @@ func (r cardTypeRequest) input() (store.CardTypeInput, error) {
 	if r.PriceYuan != nil {
 		fen, err := money.ParseYuan(*r.PriceYuan)
 		if err != nil {
-			return in, &errs.Error{Code: errs.Invalid, Op: "server.cardTypeRequest", Key: "cardtype.price_range", Fields: map[string]string{"price_yuan": "cardtype.price_range"}}
+			v := errs.NewValidation("server.cardTypeRequest")
+			v.AddArgs("price_yuan", "cardtype.price_range", store.CardTypeLimits["price"].Args()...)
+			return in, v.Err()
 		}
 		in.PriceFen = int64(fen)
 	}

@@ -63,7 +63,7 @@ func (a *Area) renderHosts(c echo.Context, status int, f web.Form, listErr strin
 	if err != nil {
 		return err
 	}
-	return response.Render(c, status, web.HostsPage(a.Pages.Page(c, "admin.hosts", "admin"), rows, f, listErr))
+	return response.Render(c, status, web.HostsPage(a.Pages.Page(c, "admin.hosts", "admin"), rows, response.Limited(f, store.HostLimits), listErr))
 }
 
 func (a *Area) createHostForm(c echo.Context) error {
@@ -87,7 +87,7 @@ func (a *Area) editHostPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return response.Render(c, http.StatusOK, web.HostEditPage(a.Pages.Page(c, "admin.hosts", "admin"), id, hostForm(h)))
+	return response.Render(c, http.StatusOK, web.HostEditPage(a.Pages.Page(c, "admin.hosts", "admin"), id, response.Limited(hostForm(h), store.HostLimits)))
 }
 
 func (a *Area) updateHostForm(c echo.Context) error {
@@ -103,7 +103,7 @@ func (a *Area) updateHostForm(c echo.Context) error {
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return response.Render(c, response.StatusOf(err), web.HostEditPage(a.Pages.Page(c, "admin.hosts", "admin"), id, f))
+	return response.Render(c, response.StatusOf(err), web.HostEditPage(a.Pages.Page(c, "admin.hosts", "admin"), id, response.Limited(f, store.HostLimits)))
 }
 
 func (a *Area) deleteHostForm(c echo.Context) error {

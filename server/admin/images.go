@@ -42,7 +42,7 @@ func (a *Area) renderImages(c echo.Context, status int, f web.Form, listErr stri
 		rows = append(rows, web.ImageRow{ID: i.ID, Name: i.Name, Reference: i.Reference, CUDAVersion: i.CUDAVersion,
 			Frameworks: i.Frameworks, Description: i.Description})
 	}
-	return response.Render(c, status, web.ImagesPage(a.Pages.Page(c, "admin.images", "admin"), rows, f, listErr))
+	return response.Render(c, status, web.ImagesPage(a.Pages.Page(c, "admin.images", "admin"), rows, response.Limited(f, store.ImageLimits), listErr))
 }
 
 func (a *Area) createImageForm(c echo.Context) error {
@@ -66,7 +66,7 @@ func (a *Area) editImagePage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return response.Render(c, http.StatusOK, web.ImageEditPage(a.Pages.Page(c, "admin.images", "admin"), id, imageForm(i)))
+	return response.Render(c, http.StatusOK, web.ImageEditPage(a.Pages.Page(c, "admin.images", "admin"), id, response.Limited(imageForm(i), store.ImageLimits)))
 }
 
 func (a *Area) updateImageForm(c echo.Context) error {
@@ -82,7 +82,7 @@ func (a *Area) updateImageForm(c echo.Context) error {
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return response.Render(c, response.StatusOf(err), web.ImageEditPage(a.Pages.Page(c, "admin.images", "admin"), id, f))
+	return response.Render(c, response.StatusOf(err), web.ImageEditPage(a.Pages.Page(c, "admin.images", "admin"), id, response.Limited(f, store.ImageLimits)))
 }
 
 func (a *Area) deleteImageForm(c echo.Context) error {

@@ -126,10 +126,13 @@ func (a *Area) cardsRoutes() []route.Route {
 		route.New(route.POST, "/admin/cards/:id/delete", route.Admin, a.deleteCardForm),
 		route.Op(route.GET, "/api/v1/cards", route.Viewer, a.apiListCards, route.API{
 			Tag:     "inventory",
-			Summary: "List cards",
+			Summary: "List cards by host, then index, a page at a time",
 			Status:  http.StatusOK,
-			Result:  route.List("cards", "Card", store.CardView{}),
-			Query:   []route.Param{{Name: "host_id", Kind: "integer", Desc: "only this host"}, {Name: "card_type_id", Kind: "integer", Desc: "only this card type"}, {Name: "status", Kind: "string", Desc: "active, maintenance or retired"}},
+			Result:  route.JSON("CardPage", cardPageJSON{}),
+			Query: []route.Param{{Name: "host_id", Kind: "integer", Desc: "only this host"}, {Name: "card_type_id", Kind: "integer", Desc: "only this card type"},
+				{Name: "status", Kind: "string", Desc: "active, maintenance, retired or fault"}, {Name: "q", Kind: "string", Desc: "search: uuid, host name or zone, card type name"},
+				{Name: "limit", Kind: "integer", Desc: "rows in the page, 1–1000, default 500"}, {Name: "offset", Kind: "integer", Desc: "rows skipped before the page, default 0; total says how many there are"}},
+			Desc: "total is how many cards the filters select; page through them with offset.",
 		}),
 		route.Op(route.POST, "/api/v1/cards", route.Admin, a.apiCreateCard, route.API{
 			Tag:      "inventory",

@@ -68,7 +68,7 @@ func (a *Area) renderTeams(c echo.Context, status int, f web.Form, listErr strin
 	for _, t := range teams {
 		rows = append(rows, web.TeamRow{ID: t.ID, Name: t.Name, Description: t.Description, Members: counts[t.ID]})
 	}
-	return response.Render(c, status, web.TeamsPage(a.Pages.Page(c, "admin.teams", "admin"), rows, f, listErr))
+	return response.Render(c, status, web.TeamsPage(a.Pages.Page(c, "admin.teams", "admin"), rows, response.Limited(f, store.TeamLimits), listErr))
 }
 
 func (a *Area) createTeamForm(c echo.Context) error {
@@ -124,7 +124,7 @@ func (a *Area) renderTeamEdit(c echo.Context, status int, id int64, f *web.Form,
 	if mf.Value("role") == "" {
 		mf.Values["role"] = store.TeamRoleMember
 	}
-	return response.Render(c, status, web.TeamEditPage(a.Pages.Page(c, "admin.teams", "admin"), props, *f, mf, memberErr))
+	return response.Render(c, status, web.TeamEditPage(a.Pages.Page(c, "admin.teams", "admin"), props, response.Limited(*f, store.TeamLimits), mf, memberErr))
 }
 
 func (a *Area) editTeamPage(c echo.Context) error {

@@ -62,7 +62,7 @@ func (a *Area) renderUsers(c echo.Context, status int, f web.Form) error {
 	}
 	// A rejected password is never sent back into the page.
 	delete(f.Values, "password")
-	return response.Render(c, status, web.UsersPage(a.Pages.Page(c, "admin.users", "admin"), rows, roleOptions(request.Lang(c)), f))
+	return response.Render(c, status, web.UsersPage(a.Pages.Page(c, "admin.users", "admin"), rows, roleOptions(request.Lang(c)), response.Limited(f, store.UserLimits)))
 }
 
 func (a *Area) createUserForm(c echo.Context) error {
@@ -95,7 +95,7 @@ func (a *Area) renderUserEdit(c echo.Context, status int, u *store.User, f web.F
 		return err
 	}
 	delete(f.Values, "password")
-	return response.Render(c, status, web.UserEditPage(a.Pages.Page(c, "admin.users", "admin"), u.ID, u.Username, teams[u.ID], roleOptions(request.Lang(c)), f))
+	return response.Render(c, status, web.UserEditPage(a.Pages.Page(c, "admin.users", "admin"), u.ID, u.Username, teams[u.ID], roleOptions(request.Lang(c)), response.Limited(f, store.UserLimits)))
 }
 
 func (a *Area) editUserPage(c echo.Context) error {

@@ -32,8 +32,9 @@ func bookingItem(b store.BookingView) web.BookingItem {
 
 var liveStates = []string{store.BookingPending, store.BookingConfirmed, store.BookingActive}
 
-// bookingHome is "预约": unread notifications, my live bookings, my teams'
-// live bookings, and the way to book more.
+// bookingHome is "预约": unread notifications, my live bookings, the list
+// of my teams' bookings (searched, filtered and paged), and the way to
+// book more.
 func (a *Area) bookingHome(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := request.User(c)
@@ -53,18 +54,8 @@ func (a *Area) bookingHome(c echo.Context) error {
 	for _, b := range mine {
 		h.Mine = append(h.Mine, bookingItem(b))
 	}
-	teams, err := a.Store.TeamIDsOf(ctx, u.ID)
-	if err != nil {
+	if h.List, err = a.bookingList(c); err != nil {
 		return err
-	}
-	team, err := a.Store.FindBookings(ctx, store.BookingFilter{TeamIDs: teams, States: liveStates})
-	if err != nil {
-		return err
-	}
-	for _, b := range team {
-		if b.UserID != u.ID {
-			h.Team = append(h.Team, bookingItem(b))
-		}
 	}
 	return response.Render(c, http.StatusOK, web.BookingHomePage(a.Pages.Page(c, "bkhome.title", "booking"), h))
 }
@@ -237,7 +228,7 @@ func (a *Area) renderBookingForm(c echo.Context, status int, f web.Form) error {
 		ok, _ := schedule.HoldsVRAM(need, x.VRAMGiB, count, a.Config.Headroom)
 		x.VRAMShort = !ok && web.I64(x.ID) == f.Value("card_type")
 	}
-	return response.Render(c, status, web.BookingFormPage(a.Pages.Page(c, "bkform.title", "booking"), props, f))
+	return response.Render(c, status, web.BookingFormPage(a.Pages.Page(c, "bkform.title", "booking"), props, response.Limited(f, a.Store.BookingLimits())))
 }
 
 // markCheapest badges the cheapest fit the team holds a quota for (fits

@@ -65,64 +65,6 @@ func toBookingJSON(lang string, v store.BookingView) bookingJSON {
 // bookingStates are the states ?state= accepts: every one schedule knows.
 var bookingStates = schedule.States
 
-func (a *Area) apiListBookings(c echo.Context) error {
-	v := errs.NewValidation("server.apiListBookings")
-	teams, err := scope.Teams(c, a.Store)
-	if err != nil {
-		return err
-	}
-	f := store.BookingFilter{TeamIDs: teams}
-	switch strings.ToLower(strings.TrimSpace(c.QueryParam("mine"))) {
-	case "", "0", "false", "no":
-	case "1", "true", "yes":
-		f.UserID = request.User(c).ID
-	default:
-		v.Add("mine", "api.bool_invalid")
-	}
-	team, err := request.TeamID(c.Request().Context(), a.Store, request.QueryRef(c, "team"), "team", v)
-	if err != nil {
-		return err
-	}
-	if team != 0 {
-		if !scope.Sees(teams, team) {
-			return c.JSON(http.StatusOK, map[string]any{"bookings": []bookingJSON{}})
-		}
-		f.TeamIDs = []int64{team}
-	}
-	if f.CardTypeID, err = request.CardTypeID(c.Request().Context(), a.Store, request.QueryRef(c, "card_type"), "card_type", v); err != nil {
-		return err
-	}
-	f.TaskID = int64(request.QueryInt(c, "task_id", 0, 1, 1<<31-1, "error.id", v))
-	if raw := strings.TrimSpace(c.QueryParam("state")); raw != "" {
-		for _, st := range strings.Split(raw, ",") {
-			st = strings.TrimSpace(st)
-			known := false
-			for _, k := range bookingStates {
-				known = known || st == k
-			}
-			v.Check(known, "state", "api.state_invalid")
-			f.States = append(f.States, st)
-		}
-	}
-	f.From, f.To = request.QueryTime(c, "from", v), request.QueryTime(c, "to", v)
-	if !f.From.IsZero() && !f.To.IsZero() && !f.To.After(f.From) {
-		v.Add("to", "booking.end_before_start")
-	}
-	f.Limit = request.QueryInt(c, "limit", 500, 1, 1000, "api.limit_range", v)
-	if err := v.Err(); err != nil {
-		return err
-	}
-	views, err := a.Store.FindBookings(c.Request().Context(), f)
-	if err != nil {
-		return err
-	}
-	out := make([]bookingJSON, 0, len(views))
-	for _, b := range views {
-		out = append(out, toBookingJSON(request.Lang(c), b))
-	}
-	return c.JSON(http.StatusOK, map[string]any{"bookings": out})
-}
-
 func (a *Area) apiGetBooking(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 func (a *Area) Routes() []route.Route {
 	pFrom := route.Param{Name: "from", Kind: "date-time", Desc: "start of the window (RFC 3339)"}
 	pTo := route.Param{Name: "to", Kind: "date-time", Desc: "end of the window (RFC 3339)"}
+	pLimit := route.Param{Name: "limit", Kind: "integer", Desc: "rows in the page, 1–1000, default 500"}
+	pOffset := route.Param{Name: "offset", Kind: "integer", Desc: "rows skipped before the page, default 0; total says how many there are"}
 	return []route.Route{
 		route.New(route.GET, "/booking", route.Viewer, a.bookingHome),
 		route.New(route.GET, "/booking/new", route.Member, a.bookingFormPage),
@@ -34,10 +36,11 @@ func (a *Area) Routes() []route.Route {
 		// API.
 		route.Op(route.GET, "/api/v1/tasks", route.Viewer, a.apiListTasks, route.API{
 			Tag:     "tasks",
-			Summary: "Tasks of the caller's teams (admins: all), core first",
+			Summary: "Tasks of the caller's teams (admins: all), core first, a page at a time",
 			Status:  http.StatusOK,
-			Result:  route.List("tasks", "Task", taskJSON{}),
-			Query:   []route.Param{{Name: "team", Kind: "string", Desc: "team name or id"}},
+			Result:  route.JSON("TaskPage", taskPageJSON{}),
+			Query: []route.Param{{Name: "team", Kind: "string", Desc: "team name or id"}, {Name: "priority", Kind: "string", Desc: "core, normal or backfill"},
+				{Name: "readiness", Kind: "string", Desc: "ready, partial or not_ready"}, {Name: "q", Kind: "string", Desc: "search: task, team or author name"}, pLimit, pOffset},
 		}),
 		route.Op(route.POST, "/api/v1/tasks", route.Member, a.apiCreateTask, route.API{
 			Tag:      "tasks",
@@ -65,11 +68,13 @@ func (a *Area) Routes() []route.Route {
 
 		route.Op(route.GET, "/api/v1/bookings", route.Viewer, a.apiListBookings, route.API{
 			Tag:     "bookings",
-			Summary: "Bookings of the caller's teams (admins: all), soonest first",
+			Summary: "Bookings of the caller's teams (admins: all), soonest first, a page at a time",
 			Status:  http.StatusOK,
-			Result:  route.List("bookings", "Booking", bookingJSON{}),
+			Result:  route.JSON("BookingPage", bookingPageJSON{}),
 			Query: []route.Param{{Name: "mine", Kind: "boolean", Desc: "only the caller's own"}, {Name: "team", Kind: "string", Desc: "team name or id"}, {Name: "card_type", Kind: "string", Desc: "card type name or id"},
-				{Name: "task_id", Kind: "integer", Desc: "only this task"}, {Name: "state", Kind: "string", Desc: "comma-separated states"}, pFrom, pTo, {Name: "limit", Kind: "integer", Desc: "1–1000, default 500"}},
+				{Name: "task_id", Kind: "integer", Desc: "only this task"}, {Name: "state", Kind: "string", Desc: "comma-separated states"}, pFrom, pTo,
+				{Name: "q", Kind: "string", Desc: "search: task, team or user name, a card's uuid or host, or #number"}, pLimit, pOffset},
+			Desc: "total is how many bookings the filters select; page through them with offset.",
 		}),
 		route.Op(route.POST, "/api/v1/bookings", route.Member, a.apiCreateBooking, route.API{
 			Tag:      "bookings",

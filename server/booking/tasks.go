@@ -31,24 +31,47 @@ func taskItem(t store.Task, u store.TaskUsage, teamName string) web.TaskItem {
 	}
 }
 
-// tasksPage lists the tasks of the viewer's teams (every team for admins).
+// tasksPage lists the tasks of the viewer's teams (every team for admins),
+// a page at a time, as the query filters them: ?q= (task, team or author
+// name), ?priority=, ?readiness=, ?team=, ?limit=, ?offset=. Values that do
+// not parse filter nothing: they come from links and the form's choices.
 func (a *Area) tasksPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	u := request.User(c)
-	f := store.TaskFilter{}
-	if u.Role != store.RoleAdmin {
-		ids, err := a.Store.TeamIDsOf(ctx, u.ID)
-		if err != nil {
-			return err
-		}
-		f.TeamIDs = ids
-	}
-	tasks, err := a.Store.FindTasks(ctx, f)
+	lang := request.Lang(c)
+	q := c.QueryParams()
+	scoped, err := scope.Teams(c, a.Store)
 	if err != nil {
 		return err
 	}
-	ids := make([]int64, len(tasks))
-	for i, t := range tasks {
+	props := web.TasksProps{CanCreate: store.RoleRank(u.Role) >= store.RoleRank(store.RoleMember), Filter: web.NewForm()}
+	f := store.TaskFilter{TeamIDs: scoped, Query: strings.TrimSpace(q.Get("q"))}
+	props.Filter.Values["q"] = f.Query
+	for _, p := range store.Priorities {
+		props.Priorities = append(props.Priorities, web.Option{Value: p, Label: web.T(lang, "taskprio."+p)})
+		if q.Get("priority") == p {
+			f.Priority, props.Filter.Values["priority"] = p, p
+		}
+	}
+	for _, r := range store.Readinesses {
+		props.Readinesses = append(props.Readinesses, web.Option{Value: r, Label: web.T(lang, "taskready."+r)})
+		if q.Get("readiness") == r {
+			f.Readiness, props.Filter.Values["readiness"] = r, r
+		}
+	}
+	if props.Teams, err = a.teamOptions(c, scoped); err != nil {
+		return err
+	}
+	if id := request.ID(q.Get("team")); id > 0 && scope.Sees(scoped, id) {
+		f.TeamID = id
+		props.Filter.Values["team"] = strconv.FormatInt(id, 10)
+	}
+	pg, err := a.Store.FindTaskPage(ctx, f, request.ListPage(c))
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(pg.Items))
+	for i, t := range pg.Items {
 		ids[i] = t.ID
 	}
 	usage, err := a.Store.FindTaskUsage(ctx, ids)
@@ -59,10 +82,10 @@ func (a *Area) tasksPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	props := web.TasksProps{CanCreate: store.RoleRank(u.Role) >= store.RoleRank(store.RoleMember)}
-	for _, t := range tasks {
+	for _, t := range pg.Items {
 		props.Rows = append(props.Rows, taskItem(t, usage[t.ID], teams[t.TeamID]))
 	}
+	props.Nav = web.NewPageNav("/tasks", q, pg.Total, pg.Offset, pg.Limit)
 	return response.Render(c, http.StatusOK, web.TasksPage(a.Pages.Page(c, "tasks.title", "booking"), props))
 }
 
@@ -125,7 +148,7 @@ func taskFormOf(c echo.Context) web.Form {
 }
 
 // taskFromForm parses the form; numbers and times that do not parse are
-// reported next to their inputs, the rest is the store's to check.
+// reported next to their inputs together with the store's own checks.
 func (a *Area) taskFromForm(f web.Form) (store.TaskInput, error) {
 	v := errs.NewValidation("server.taskFromForm")
 	in := store.TaskInput{Name: f.Value("name"), Priority: f.Value("priority"), DataReadiness: f.Value("data_readiness"),
@@ -161,6 +184,13 @@ func (a *Area) taskFromForm(f web.Form) (store.TaskInput, error) {
 			continue
 		}
 		in.CardTypeIDs = append(in.CardTypeIDs, id)
+	}
+	// What did not parse stops the store, so ask its checks here: the form
+	// shows every problem at once, not the rest only on the next try.
+	if v.Err() != nil {
+		if err := v.Merge(in.Check()); err != nil {
+			return in, err
+		}
 	}
 	return in, v.Err()
 }
@@ -221,7 +251,7 @@ func (a *Area) renderTaskForm(c echo.Context, status int, id int64, teamName str
 	if id != 0 {
 		title = "tasks.title"
 	}
-	return response.Render(c, status, web.TaskFormPage(a.Pages.Page(c, title, "booking"), props, f))
+	return response.Render(c, status, web.TaskFormPage(a.Pages.Page(c, title, "booking"), props, response.Limited(f, store.TaskLimits)))
 }
 
 func (a *Area) createTaskForm(c echo.Context) error {

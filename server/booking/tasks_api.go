@@ -2,6 +2,7 @@ package booking
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -141,30 +142,42 @@ func toTaskUsageJSON(t store.Task, u store.TaskUsage) taskUsageJSON {
 	}
 }
 
+// taskPageJSON answers GET /api/v1/tasks: one page of the tasks, with how
+// many the filter selects in all and the page it is.
+type taskPageJSON struct {
+	Tasks  []taskJSON `json:"tasks"`
+	Total  int64      `json:"total"`
+	Limit  int        `json:"limit"`
+	Offset int        `json:"offset"`
+}
+
 func (a *Area) apiListTasks(c echo.Context) error {
 	v := errs.NewValidation("server.apiListTasks")
 	teams, err := scope.Teams(c, a.Store)
 	if err != nil {
 		return err
 	}
-	f := store.TaskFilter{TeamIDs: teams}
+	f := store.TaskFilter{TeamIDs: teams, Query: c.QueryParam("q"), Priority: c.QueryParam("priority"), Readiness: c.QueryParam("readiness")}
 	team, err := request.TeamID(c.Request().Context(), a.Store, request.QueryRef(c, "team"), "team", v)
 	if err != nil {
 		return err
 	}
+	v.Check(f.Priority == "" || slices.Contains(store.Priorities, f.Priority), "priority", "task.priority_invalid")
+	v.Check(f.Readiness == "" || slices.Contains(store.Readinesses, f.Readiness), "readiness", "task.readiness_invalid")
+	page := request.APIPage(c, 500, v)
 	if err := v.Err(); err != nil {
 		return err
 	}
 	f.TeamID = team
-	tasks, err := a.Store.FindTasks(c.Request().Context(), f)
+	pg, err := a.Store.FindTaskPage(c.Request().Context(), f, page)
 	if err != nil {
 		return err
 	}
-	out := make([]taskJSON, 0, len(tasks))
-	for _, t := range tasks {
-		out = append(out, toTaskJSON(t))
+	out := taskPageJSON{Tasks: make([]taskJSON, 0, len(pg.Items)), Total: pg.Total, Limit: pg.Limit, Offset: pg.Offset}
+	for _, t := range pg.Items {
+		out.Tasks = append(out.Tasks, toTaskJSON(t))
 	}
-	return c.JSON(http.StatusOK, map[string]any{"tasks": out})
+	return c.JSON(http.StatusOK, out)
 }
 
 func (a *Area) apiGetTask(c echo.Context) error {

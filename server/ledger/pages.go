@@ -214,7 +214,7 @@ func (a *Area) roundFiles(ctx context.Context, bookingID int64) ([]web.LedgerFil
 var outputFormFields = []string{"quantity", "unit", "note", "corrects_id"}
 
 // outputInputFromForm reads the form; a quantity that does not parse is a
-// field message, the rest is the store's to check.
+// field message beside the store's own checks.
 func outputInputFromForm(f web.Form) (store.OutputInput, error) {
 	v := errs.NewValidation("server.outputInputFromForm")
 	in := store.OutputInput{Unit: f.Value("unit"), Note: f.Value("note"), CorrectsID: request.ID(f.Value("corrects_id"))}
@@ -227,10 +227,14 @@ func outputInputFromForm(f web.Form) (store.OutputInput, error) {
 			in.Quantity = &q
 		}
 	}
-	if err := v.Err(); err != nil {
-		return in, err
+	// What did not parse stops the store, so ask its checks here: the form
+	// shows every problem at once, not the rest only on the next try.
+	if v.Err() != nil {
+		if err := v.Merge(in.Check()); err != nil {
+			return in, err
+		}
 	}
-	return in, nil
+	return in, v.Err()
 }
 
 // recordOutputForm appends an output (or a correction) to a round.

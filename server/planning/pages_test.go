@@ -234,11 +234,11 @@ func TestQuotaFormBadInputIsShownInline(t *testing.T) {
 		args   []any // the limit the message states
 	}{
 		{"hours not a number", func(v url.Values) { v.Set("card_hours", "很多") }, http.StatusUnprocessableEntity, "card_hours", "field.number", nil},
-		{"hours zero", func(v url.Values) { v.Set("card_hours", "0") }, http.StatusUnprocessableEntity, "card_hours", "quota.hours_range", nil},
+		{"hours zero", func(v url.Values) { v.Set("card_hours", "0") }, http.StatusUnprocessableEntity, "card_hours", "quota.hours_range", store.QuotaLimits["card_hours"].Args()},
 		{"note too long", func(v url.Values) { v.Set("note", strings.Repeat("长", 256)) }, http.StatusUnprocessableEntity, "note", "field.too_long", []any{255}},
 		{"expiry before start", func(v url.Values) { v.Set("expires_at", e.plnLocal(from.Add(-time.Hour))) }, http.StatusUnprocessableEntity, "expires_at", "quota.expiry_before_start", nil},
 		{"time not a time", func(v url.Values) { v.Set("valid_from", "明天") }, http.StatusUnprocessableEntity, "valid_from", "plan.bad_time", nil},
-		{"negative cap", func(v url.Values) { v.Set("max_cards", "-1") }, http.StatusUnprocessableEntity, "max_cards", "quota.max_cards_range", nil},
+		{"negative cap", func(v url.Values) { v.Set("max_cards", "-1") }, http.StatusUnprocessableEntity, "max_cards", "quota.max_cards_range", store.QuotaLimits["max_cards"].Args()},
 		{"overlaps the team's quota", func(v url.Values) { v.Set("card_type", strconv.FormatInt(w.h800.ID, 10)) }, http.StatusConflict, "valid_from", "quota.overlap", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,7 +28,7 @@ const (
 )
 
 // quotaFromForm parses the quota form; numbers and times that do not parse
-// are reported next to their inputs, the rest is the store's to judge.
+// are reported next to their inputs together with the store's own checks.
 func (a *Area) quotaFromForm(f web.Form) (store.QuotaInput, error) {
 	v := errs.NewValidation("server.quotaFromForm")
 	in := store.QuotaInput{TeamID: request.ID(f.Value("team")), CardTypeID: request.ID(f.Value("card_type")), Note: f.Value("note")}
@@ -52,6 +52,13 @@ func (a *Area) quotaFromForm(f web.Form) (store.QuotaInput, error) {
 			v.Add(field, "plan.bad_time")
 		}
 		*dst = t
+	}
+	// What did not parse stops the store, so ask its checks here: the form
+	// shows every problem at once, not the rest only on the next try.
+	if v.Err() != nil {
+		if err := v.Merge(in.Check()); err != nil {
+			return in, err
+		}
 	}
 	return in, v.Err()
 }
@@ -246,7 +253,7 @@ func (a *Area) renderNewQuota(c echo.Context, status int, f web.Form, renewOf st
 	if len(teams) == 1 && f.Value("team") == "" {
 		f.Values["team"] = teams[0].Value
 	}
-	return response.Render(c, status, web.QuotaNewPage(a.Pages.Page(c, "plan.quota.new", "booking"), teams, types, f, renewOf))
+	return response.Render(c, status, web.QuotaNewPage(a.Pages.Page(c, "plan.quota.new", "booking"), teams, types, response.Limited(f, store.QuotaLimits), renewOf))
 }
 
 func (a *Area) createQuotaForm(c echo.Context) error {
@@ -307,7 +314,7 @@ func (a *Area) managedQuota(c echo.Context) (*store.QuotaView, error) {
 
 func (a *Area) renderEditQuota(c echo.Context, status int, q *store.QuotaView, f web.Form) error {
 	props := web.QuotaEditProps{ID: q.ID, Team: q.TeamName, CardType: q.CardTypeName, Used: q.UsedHours}
-	return response.Render(c, status, web.QuotaEditPage(a.Pages.Page(c, "plan.quota.title", "booking"), props, f))
+	return response.Render(c, status, web.QuotaEditPage(a.Pages.Page(c, "plan.quota.title", "booking"), props, response.Limited(f, store.QuotaLimits)))
 }
 
 func (a *Area) updateQuotaForm(c echo.Context) error {

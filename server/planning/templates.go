@@ -180,7 +180,7 @@ func (a *Area) renderNewTemplate(c echo.Context, status int, f web.Form) error {
 	if err != nil {
 		return err
 	}
-	return response.Render(c, status, web.TemplateNewPage(a.Pages.Page(c, "plan.tpl.new", "booking"), tasks, types, f))
+	return response.Render(c, status, web.TemplateNewPage(a.Pages.Page(c, "plan.tpl.new", "booking"), tasks, types, response.Limited(f, a.Store.TemplateLimits())))
 }
 
 func (a *Area) createTemplateForm(c echo.Context) error {
