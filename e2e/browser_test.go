@@ -45,6 +45,9 @@ func newBrowser(t *testing.T, prefix string) *browser {
 		chromedp.Flag("no-default-browser-check", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("mute-audio", true),
+		// The browser of a user in China: the portal reads Accept-Language
+		// on a first visit, and headless Chromium would say en-US.
+		chromedp.Flag("accept-lang", "zh-CN,zh"),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -23,6 +24,38 @@ func NormalizeLang(v, def string) string {
 		return LangEN
 	}
 	return def
+}
+
+// AcceptLanguage picks the supported language a browser's Accept-Language
+// header prefers, by its q-values: zh, zh-CN, zh-Hans (any zh) is zh-CN,
+// en and en-* are en; tags the portal does not speak are passed over, and
+// def answers when none is left (no header, "fr", "*").
+func AcceptLanguage(header, def string) string {
+	best, bestQ := def, 0.0
+	for _, part := range strings.Split(header, ",") {
+		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		q := 1.0
+		if k, v, ok := strings.Cut(strings.TrimSpace(params), "="); ok && strings.TrimSpace(k) == "q" {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				continue
+			}
+			q = f
+		}
+		tag = strings.ToLower(strings.TrimSpace(tag))
+		lang := ""
+		switch {
+		case tag == "zh" || strings.HasPrefix(tag, "zh-"):
+			lang = LangZH
+		case tag == "en" || strings.HasPrefix(tag, "en-"):
+			lang = LangEN
+		}
+		// The first of equal q-values wins, as the header lists them.
+		if lang != "" && q > bestQ {
+			best, bestQ = lang, q
+		}
+	}
+	return best
 }
 
 // T translates key into lang, filling %-verbs from args. A missing key shows

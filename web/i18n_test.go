@@ -84,3 +84,18 @@ func TestNormalizeLang(t *testing.T) {
 		}
 	}
 }
+
+func TestAcceptLanguage(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "zh-CN", "en": "en", "en-US,en;q=0.9": "en", "zh": "zh-CN", "zh-CN": "zh-CN", "zh-Hans": "zh-CN",
+		"en;q=0.3, zh-Hans;q=0.7": "zh-CN", "fr, en;q=0.5": "en", "fr, de": "zh-CN", "*": "zh-CN", "en;q=0": "zh-CN",
+		"en;q=bad, zh": "zh-CN", "EN-gb": "en",
+	} {
+		if got := web.AcceptLanguage(in, web.LangZH); got != want {
+			t.Errorf("AcceptLanguage(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := web.AcceptLanguage("fr", web.LangEN); got != web.LangEN {
+		t.Errorf("AcceptLanguage(fr) with default en = %q", got)
+	}
+}
