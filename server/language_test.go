@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
@@ -70,3 +71,25 @@ func TestLanguageFollowsAcceptLanguage(t *testing.T) {
 		})
 	}
 }
+
+// TestAWrongBoardTokenIsNoAPIToken: the wall's error page names the board
+// token, which is what the person at the wall typed or was given.
+func TestAWrongBoardTokenIsNoAPIToken(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, servertest.Options{})
+	for _, lang := range []string{web.LangZH, web.LangEN} {
+		r := e.Client().Get("/board?token=chb_WRONG&lang=" + lang)
+		if r.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("a wrong board token: status %d", r.StatusCode)
+		}
+		msg := r.Doc(t).Find(`[data-testid="error-page"]`).Text()
+		if want := web.T(lang, "auth.board_token_invalid"); !containsText(msg, want) {
+			t.Errorf("%s: the page says %q, want %q", lang, msg, want)
+		}
+		if api := web.T(lang, "auth.token_invalid"); containsText(msg, api) {
+			t.Errorf("%s: a board token is called an API token: %q", lang, msg)
+		}
+	}
+}
+
+func containsText(s, sub string) bool { return sub != "" && strings.Contains(s, sub) }

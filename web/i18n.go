@@ -151,6 +151,12 @@ var coreMessages = map[string][2]string{
 	"admin.intro":          {"卡型、主机、GPU 卡与镜像是预约的基础；权限写清，不随意外发。", "Card types, hosts, cards and images are what bookings stand on; permissions are written down, never handed out casually."},
 	"admin.no_rows":        {"暂无记录。", "Nothing here yet."},
 	"admin.add":            {"新增", "Add"},
+	"cardtype.add":         {"新增卡型", "Add a card type"},
+	"card.add":             {"新增 GPU 卡", "Add a card"},
+	"host.add":             {"新增主机", "Add a host"},
+	"image.add":            {"新增环境镜像", "Add an image"},
+	"team.add":             {"新增团队", "Add a team"},
+	"user.add":             {"新增用户", "Add a user"},
 	"admin.save":           {"保存", "Save"},
 	"admin.edit":           {"编辑", "Edit"},
 	"admin.delete":         {"删除", "Delete"},
@@ -273,6 +279,7 @@ var coreMessages = map[string][2]string{
 	"account.password_changed": {"密码已修改，其他登录已退出。", "Password changed; your other sessions were logged out."},
 	"account.tokens":           {"API 令牌", "API tokens"},
 	"account.token_name":       {"令牌名称", "Token name"},
+	"account.token_prefix":     {"前缀", "Prefix"},
 	"account.token_create":     {"生成令牌", "Create token"},
 	"account.token_created":    {"新令牌只显示这一次，请立即复制保存：", "The new token is shown this once; copy it now:"},
 	"account.token_revoke":     {"吊销", "Revoke"},
@@ -373,6 +380,10 @@ var coreMessages = map[string][2]string{
 	"auth.forbidden":       {"你的角色无权访问此页面。", "Your role may not use this page."},
 	"auth.rate_limited":    {"登录尝试过多，请 %d 秒后再试。", "Too many login attempts; try again in %d seconds."},
 	"auth.csrf":            {"表单已过期或来源不明，请刷新页面后重试。", "The form expired or came from elsewhere; reload the page and try again."},
+
+	// A wall's board token and a host's agent token are no API tokens.
+	"auth.board_token_invalid": {"看板令牌无效或已吊销，请向管理员索取新的看板地址。", "The board token is invalid or revoked; ask an admin for a new board address."},
+	"auth.agent_token_invalid": {"采集令牌无效或已吊销。", "The agent token is invalid or revoked."},
 
 	"error.duplicate":         {"记录已存在。", "This record exists already."},
 	"error.in_use":            {"仍被其他记录引用，不能删除。", "Other records still refer to this; it cannot be deleted."},
