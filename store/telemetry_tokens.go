@@ -96,7 +96,7 @@ func (s *Store) CreateTelemetryToken(ctx context.Context, kind, name string, hos
 		if err := tx.Create(t).Error; err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, "create", "api_token", t.ID, kind+": "+t.Name, nil, t)
+		return s.auditNoted(ctx, tx, "create", "api_token", t.ID, auditMsg("audit.sum.token_kind", argKey("telemetry.kind."+kind), argText(t.Name)), nil, t)
 	})
 	if err != nil {
 		return nil, "", err
