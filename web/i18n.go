@@ -136,6 +136,8 @@ var coreMessages = map[string][2]string{
 	"nav.home":     {"首页", "Home"},
 	"nav.language": {"English", "中文"},
 	"nav.skip":     {"跳到正文", "Skip to content"},
+	"nav.menu":     {"菜单", "Menu"},
+	"nav.sections": {"栏目", "Sections"},
 
 	"admin.title":          {"管理", "Administration"},
 	"admin.cardtypes":      {"卡型", "Card types"},
