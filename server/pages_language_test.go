@@ -289,10 +289,7 @@ func (w *pageWorld) problems(body []byte, lang string) []string {
 
 // pagePaths fills a GET route's pattern with the first team's records.
 func (w *pageWorld) pagePaths(r route.Route) []string {
-	p := r.Path
-	if strings.Contains(p, "*") {
-		p = strings.Replace(p, "*", w.file, 1)
-	}
+	p := strings.Replace(r.Path, "*", w.file, 1)
 	if !strings.Contains(p, ":") {
 		return []string{p}
 	}

@@ -1,7 +1,6 @@
 package store
 
 import (
-
 	"gorm.io/gorm"
 
 	"cardhour/errs"
