@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -267,8 +268,9 @@ func TestServeStartsAndShutsDown(t *testing.T) {
 	defer cancel()
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
+	var logs lockedBuffer
 	go func() {
-		code := run(ctx, nil, envOf(vars), pw, io.Discard)
+		code := run(ctx, nil, envOf(vars), pw, &logs)
 		pw.Close()
 		done <- code
 	}()
@@ -311,6 +313,10 @@ func TestServeStartsAndShutsDown(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not return after its context ended")
+	}
+	// CARDHOUR_LOG_LEVEL=warn silences the one line per request of info.
+	if out := logs.String(); strings.Contains(out, "msg=request") {
+		t.Errorf("request lines logged at warn:\n%s", out)
 	}
 
 	// The printed password is the admin's, and demo data came with SQLite.
@@ -385,4 +391,23 @@ func TestAdminResetPassword(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", c.args, code, errOut, c.want)
 		}
 	}
+}
+
+// lockedBuffer is a bytes.Buffer that serve's log may write while the test
+// reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

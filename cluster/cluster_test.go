@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"cardhour/cluster"
 )
 
@@ -308,5 +310,52 @@ func TestRedisCloseIsPrompt(t *testing.T) {
 	}
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Fatalf("Close took %s", d)
+	}
+}
+
+// A stall rather than an outage: Redis holds writes (CLIENT PAUSE WRITE,
+// as a failover or a busy server does) longer than a publish waits, while
+// the subscription stays up. The publish fails fast and marks the outage;
+// once the stall is over the replica shares again by itself — no other
+// call has to succeed first, since callers skip publishing while cut off.
+func TestRedisStallEndsByItself(t *testing.T) {
+	url, _ := ownRedis(t)
+	var log syncBuffer
+	a := open(t, url, slog.New(slog.NewTextHandler(&log, nil)))
+	b := open(t, url, nil)
+	var inb inbox
+	b.Subscribe(cluster.TopicSamples, inb.add)
+	published(t, a, cluster.TopicSamples, "before", func() bool { return len(inb.all()) > 0 })
+
+	o, err := cluster.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := redis.NewClient(o)
+	defer admin.Close()
+	const stall = 1500 * time.Millisecond
+	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", stall.Milliseconds(), "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if err := a.Publish(context.Background(), cluster.TopicSamples, []byte("stalled")); err == nil {
+		t.Fatal("a publish went through while Redis held writes")
+	}
+	if d := time.Since(began); d > stall {
+		t.Fatalf("a stalled publish took %s: it must give up before the stall ends", d)
+	}
+	if a.Shared() {
+		t.Fatal("Shared() after a publish failed")
+	}
+	// Callers publish only while Shared(): the replica must find out itself.
+	waitFor(t, stall+5*time.Second, "the replica to share again after the stall", a.Shared)
+	t.Logf("shared again %s after the stall began (it lasted %s)", time.Since(began).Round(10*time.Millisecond), stall)
+	before := len(inb.all())
+	published(t, a, cluster.TopicSamples, "after", func() bool { return len(inb.all()) > before })
+	if n := strings.Count(log.String(), "unreachable"); n != 1 {
+		t.Fatalf("%d outage warnings for one stall, want 1:\n%s", n, log.String())
+	}
+	if n := strings.Count(log.String(), "reachable again"); n != 1 {
+		t.Fatalf("%d rejoin lines for one stall, want 1:\n%s", n, log.String())
 	}
 }

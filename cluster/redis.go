@@ -23,7 +23,7 @@ const prefix = "cardhour:"
 // Timeouts: a replica that cannot reach Redis within these goes on alone.
 const (
 	opTimeout    = time.Second
-	pingEvery    = time.Second
+	pingEvery    = time.Second // how often a replica cut off while subscribed asks again
 	retryMin     = 200 * time.Millisecond
 	retryMax     = 2 * time.Second
 	receiveEvery = 2 * time.Second
@@ -251,14 +251,26 @@ func (r *Redis) session() error {
 	}
 	r.rejoined()
 	quiet := 0
+	var probed time.Time
 	for {
-		msg, err := ps.ReceiveTimeout(r.ctx, receiveEvery)
+		wait := receiveEvery
+		if !r.Shared() {
+			// A call failed while the subscription stayed up (Redis stalled
+			// rather than went away). Callers skip Redis while cut off, so
+			// nothing else would find out that it answers again: ask here.
+			if time.Since(probed) >= pingEvery {
+				probed = time.Now()
+				r.probe()
+			}
+			wait = pingEvery
+		}
+		msg, err := ps.ReceiveTimeout(r.ctx, wait)
 		if err != nil {
 			var ne interface{ Timeout() bool }
 			if errors.As(err, &ne) && ne.Timeout() && r.ctx.Err() == nil {
 				// Nothing for a while: ask, and give up if no answer comes.
 				if quiet++; quiet > 1 {
-					return fmt.Errorf("no answer for %s", 2*receiveEvery)
+					return fmt.Errorf("no answer for %s", 2*wait)
 				}
 				pctx, pcancel := context.WithTimeout(r.ctx, opTimeout)
 				err = ps.Ping(pctx)
@@ -273,6 +285,16 @@ func (r *Redis) session() error {
 		if m, ok := msg.(*redis.Message); ok {
 			r.deliver(m)
 		}
+	}
+}
+
+// probe publishes nothing to nobody (a channel without handlers): the
+// call that failed, tried again; an answer ends the outage.
+func (r *Redis) probe() {
+	ctx, cancel := context.WithTimeout(r.ctx, opTimeout)
+	defer cancel()
+	if r.client.Publish(ctx, prefix+"probe", r.id+" ").Err() == nil {
+		r.answered()
 	}
 }
 

@@ -55,6 +55,12 @@ type Config struct {
 	S3           objects.Credentials // for an s3:// location; empty = the SDK's default chain
 	MaxFileBytes int64               // largest file accepted
 
+	// The HTTP edge.
+	TrustedProxies []*net.IPNet  // peers whose X-Forwarded-For names the client; none by default
+	RequestTimeout time.Duration // deadline of a page or API request (not websockets, not large uploads)
+	MetricsToken   string        // bearer token that admits a scrape of /metrics from anywhere; "" = none
+	MetricsAllow   []*net.IPNet  // networks that may read /metrics without the token
+
 	// Mail notices; Mail.Addr empty = mail off.
 	Mail Mail
 	// Notices beyond the bell: how often reminders are scanned for, how
@@ -120,6 +126,10 @@ var Options = []Option{
 	{"notice-backoff", "CARDHOUR_NOTICE_BACKOFF", "30s", "wait after a notice's first failed try; each later wait is three times longer, at most an hour (1s–1h)"},
 	{"smtp-from", "CARDHOUR_SMTP_FROM", "", "From address of mail notices, e.g. 卡时 <noreply@example.com>; required with CARDHOUR_SMTP_ADDR"},
 	{"redis", "CARDHOUR_REDIS", "", "Redis the replicas share live state through (samples, cache invalidations, login rate limits): redis://[:password@]host:port/db or rediss://… (TLS); empty = one process, nothing shared"},
+	{"trusted-proxies", "CARDHOUR_TRUSTED_PROXIES", "", "reverse proxies whose X-Forwarded-For names the client (login rate limits, audit log), CIDRs or addresses, comma-separated; empty = none: the peer's own address counts"},
+	{"request-timeout", "CARDHOUR_REQUEST_TIMEOUT", "10s", "deadline of a page or API request, after which it answers 503 (1s–5m); the board's websocket has none, a request with a body over 1 MiB (a task file upload) gets 2 minutes"},
+	{"metrics-token", "CARDHOUR_METRICS_TOKEN", "", "bearer token that lets a scraper read /metrics from any address (at least 16 characters; never printed)"},
+	{"metrics-allow", "CARDHOUR_METRICS_ALLOW", "127.0.0.0/8,::1", "networks that may read /metrics without the token, CIDRs or addresses; none = only with the token (admins may always)"},
 	{"log-level", "CARDHOUR_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "CARDHOUR_LOG_FORMAT", "text", "text or json"},
 }
@@ -214,6 +224,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		return Config{}, err
 	}
 	if err := c.loadMail(get, *values["smtp-password"]); err != nil {
+		return Config{}, err
+	}
+	if err := c.loadHTTP(get, strings.TrimSpace(*values["metrics-token"])); err != nil {
 		return Config{}, err
 	}
 	c.Redis = strings.TrimSpace(*values["redis"])

@@ -232,6 +232,17 @@ func TestBoardTilesFollowPushedSamples(t *testing.T) {
 		t.Errorf("English tile state %q, want Full", got)
 	}
 	b.screenshot("1920x1080.en")
+	// A laptop and a phone, in both languages: nothing wider than the screen.
+	for _, vp := range []struct{ w, h int64 }{{1366, 768}, {390, 844}, {3840, 2160}} {
+		for _, lang := range []string{"zh-CN", "en"} {
+			b.do(fmt.Sprintf("the board at %d px in %s", vp.w, lang), chromedp.EmulateViewport(vp.w, vp.h),
+				chromedp.Navigate(p.URL+"/board?lang="+lang+"&token="+boardTok), chromedp.WaitVisible(chromedp.CSS(`[data-conn="live"]`)))
+			if boardEval(t, b, `document.documentElement.scrollWidth > innerWidth + 1`) {
+				t.Errorf("the board at %d px (%s) is wider than the screen", vp.w, lang)
+			}
+			b.screenshot(fmt.Sprintf("%dx%d.%s", vp.w, vp.h, lang))
+		}
+	}
 
 	for _, pr := range pageProblems(b.problems()) {
 		t.Errorf("the browser reported: %s", pr)

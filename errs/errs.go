@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Code classifies an error by what the caller can do about it.
@@ -35,7 +36,10 @@ type Error struct {
 	Key    string
 	Args   []any
 	Fields map[string]string
-	Err    error
+	// FieldArgs fill the placeholders of a field's message ("at most %d
+	// characters"), when it has any.
+	FieldArgs map[string][]any
+	Err       error
 }
 
 func (e *Error) Error() string {
@@ -99,9 +103,11 @@ func Is(err error, code Code) bool { return CodeOf(err) == code }
 
 // Validation collects field problems so a form shows all of them at once.
 type Validation struct {
-	op     string
-	fields map[string]string
-	first  string
+	op        string
+	fields    map[string]string
+	fieldArgs map[string][]any
+	first     string
+	firstArgs []any
 }
 
 // NewValidation starts collecting problems for op.
@@ -121,11 +127,33 @@ func (v *Validation) Add(field, key string) {
 	}
 }
 
-// Check adds key for field when ok is false.
-func (v *Validation) Check(ok bool, field, key string) {
-	if !ok {
-		v.Add(field, key)
+// AddArgs is Add for a message with placeholders: the limit a value broke
+// ("at most %d characters"), so that the message says what is allowed.
+func (v *Validation) AddArgs(field, key string, args ...any) {
+	if _, seen := v.fields[field]; seen {
+		return
 	}
+	if v.first == "" {
+		v.firstArgs = args
+	}
+	v.Add(field, key)
+	if v.fieldArgs == nil {
+		v.fieldArgs = map[string][]any{}
+	}
+	v.fieldArgs[field] = args
+}
+
+// Check adds key for field when ok is false.
+func (v *Validation) Check(ok bool, field, key string, args ...any) {
+	if !ok {
+		v.AddArgs(field, key, args...)
+	}
+}
+
+// CheckLen refuses text of more than max characters (runes) with the
+// message "at most max characters": the one rule every length limit uses.
+func (v *Validation) CheckLen(text string, max int, field string) {
+	v.Check(utf8.RuneCountInString(text) <= max, field, "field.too_long", max)
 }
 
 // Err is nil when nothing was added.
@@ -133,5 +161,5 @@ func (v *Validation) Err() error {
 	if len(v.fields) == 0 {
 		return nil
 	}
-	return &Error{Code: Invalid, Op: v.op, Key: v.first, Fields: v.fields}
+	return &Error{Code: Invalid, Op: v.op, Key: v.first, Args: v.firstArgs, Fields: v.fields, FieldArgs: v.fieldArgs}
 }

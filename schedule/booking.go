@@ -55,12 +55,12 @@ func Withdrawn(state string) bool {
 var transitions = map[string][]string{
 	// Created waiting (approval, data, capacity) or placed at once.
 	"": {StatePending, StateConfirmed, StateActive},
-	// Approved or extended (still waiting), placed from the queue, cancelled
+	// Approved, or extended while waiting for capacity or data; placed from the queue; cancelled
 	// by its owner or expired unplaced, rejected by a manager.
 	StatePending: {StatePending, StateConfirmed, StateActive, StateCancelled, StateRejected},
 	// Extended; begun; back to waiting when its data is not ready at the
 	// start; completed or released when the clock passed it before it was
-	// activated; cancelled or released before it began; preempted.
+	// activated; cancelled before it began; preempted.
 	StateConfirmed: {StateConfirmed, StateActive, StatePending, StateCompleted, StateReleased, StateCancelled, StatePreempted},
 	// Extended; completed; released (cancelled when released at the very
 	// instant it began: nothing was used); preempted; ended as a no-show.
@@ -110,6 +110,14 @@ const (
 	// RefusedNotAwaitingApproval: an approval or rejection of a booking
 	// that does not wait for one.
 	RefusedNotAwaitingApproval Refusal = "not_awaiting_approval"
+	// RefusedNotStarted: a release of a booking whose window has not begun
+	// (nothing was used: it is cancelled instead). Release and cancel never
+	// both apply, so a page offers the one that does.
+	RefusedNotStarted Refusal = "not_started"
+	// RefusedAwaitingApproval: an extension of a booking still waiting for
+	// its manager, who would otherwise approve a window other than the one
+	// they were shown.
+	RefusedAwaitingApproval Refusal = "awaiting_approval"
 )
 
 // OK tells whether the action is allowed.
@@ -124,12 +132,16 @@ func (r Refusal) OK() bool { return r == Allowed }
 func CheckAction(a Action, f Facts, now time.Time) Refusal {
 	switch a {
 	case Release:
-		// Held cards may be given back while the window lasts.
+		// Held cards may be given back while the window lasts, once it has
+		// begun; before, the booking is cancelled.
 		if f.State != StateConfirmed && f.State != StateActive {
 			return RefusedState
 		}
 		if !now.Before(f.End) {
 			return RefusedOver
+		}
+		if f.State == StateConfirmed && now.Before(f.Start) {
+			return RefusedNotStarted
 		}
 	case Cancel:
 		// Withdrawn before it begins; once begun it is released instead.
@@ -142,6 +154,9 @@ func CheckAction(a Action, f Facts, now time.Time) Refusal {
 	case Extend:
 		if !Live(f.State) {
 			return RefusedState
+		}
+		if f.State == StatePending && f.WaitReason == WaitApproval {
+			return RefusedAwaitingApproval
 		}
 		if !now.Before(f.End) {
 			return RefusedOver
@@ -159,8 +174,8 @@ func CheckAction(a Action, f Facts, now time.Time) Refusal {
 }
 
 // ReleasedState is the state a release at now leaves the booking in:
-// released once its window has begun, cancelled before (nothing was used).
-// Call it once CheckAction allowed the release.
+// released once its window has begun, cancelled at its very first instant
+// (nothing was used). Call it once CheckAction allowed the release.
 func ReleasedState(f Facts, now time.Time) string {
 	if now.After(f.Start) {
 		return StateReleased

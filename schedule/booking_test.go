@@ -40,7 +40,8 @@ func TestCheckAction(t *testing.T) {
 	}{
 		// Release: confirmed or active, while the window lasts.
 		{"release of a waiting booking is refused by its state", schedule.Release, pending, schedule.WaitCapacity, bkMid, schedule.RefusedState},
-		{"release of a confirmed booking before its start is allowed", schedule.Release, confirmed, "", bkBefore, schedule.Allowed},
+		{"release of a confirmed booking before its start is refused as not started: it is cancelled", schedule.Release, confirmed, "", bkBefore, schedule.RefusedNotStarted},
+		{"release of a confirmed booking at its start is allowed", schedule.Release, confirmed, "", bkStart, schedule.Allowed},
 		{"release of a confirmed booking whose start passed is allowed", schedule.Release, confirmed, "", bkMid, schedule.Allowed},
 		{"release of an active booking is allowed", schedule.Release, active, "", bkMid, schedule.Allowed},
 		{"release of an active booking at its start is allowed", schedule.Release, active, "", bkStart, schedule.Allowed},
@@ -72,6 +73,9 @@ func TestCheckAction(t *testing.T) {
 
 		// Extend: live, while the window lasts.
 		{"extend of a waiting booking is allowed", schedule.Extend, pending, schedule.WaitCapacity, bkMid, schedule.Allowed},
+		{"extend of a booking waiting for data is allowed", schedule.Extend, pending, schedule.WaitData, bkBefore, schedule.Allowed},
+		{"extend of a booking waiting for approval is refused: the manager approves what they saw", schedule.Extend, pending, schedule.WaitApproval, bkBefore, schedule.RefusedAwaitingApproval},
+		{"extend of a booking waiting for approval after its window is refused as awaiting approval", schedule.Extend, pending, schedule.WaitApproval, bkAfter, schedule.RefusedAwaitingApproval},
 		{"extend of a confirmed booking is allowed", schedule.Extend, confirmed, "", bkBefore, schedule.Allowed},
 		{"extend of an active booking is allowed", schedule.Extend, active, "", bkMid, schedule.Allowed},
 		{"extend of an active booking at its start is allowed", schedule.Extend, active, "", bkStart, schedule.Allowed},
@@ -171,7 +175,7 @@ func TestCanTransition(t *testing.T) {
 		{"", schedule.StateConfirmed}: "created and placed ahead",
 		{"", schedule.StateActive}:    "created and placed now",
 
-		{schedule.StatePending, schedule.StatePending}:   "approved (now waits for capacity), or extended while waiting",
+		{schedule.StatePending, schedule.StatePending}:   "approved (now waits for capacity), or extended while waiting for capacity or data",
 		{schedule.StatePending, schedule.StateConfirmed}: "placed from the queue ahead of its start",
 		{schedule.StatePending, schedule.StateActive}:    "placed from the queue within its window",
 		{schedule.StatePending, schedule.StateCancelled}: "cancelled, or expired while waiting",
@@ -182,7 +186,7 @@ func TestCanTransition(t *testing.T) {
 		{schedule.StateConfirmed, schedule.StatePending}:   "back to waiting: its data is not ready at the start",
 		{schedule.StateConfirmed, schedule.StateCompleted}: "completed by a tick that came after its end",
 		{schedule.StateConfirmed, schedule.StateReleased}:  "released after its start, before a tick activated it",
-		{schedule.StateConfirmed, schedule.StateCancelled}: "cancelled or released before its start",
+		{schedule.StateConfirmed, schedule.StateCancelled}: "cancelled before its start, or released at its very first instant",
 		{schedule.StateConfirmed, schedule.StatePreempted}: "preempted before it began",
 
 		{schedule.StateActive, schedule.StateActive}:    "extended",

@@ -156,3 +156,15 @@ func checkpointedActivations(layers, hidden, ctx, batch int) float64 {
 	tokens := float64(ctx) * float64(batch)
 	return (2*tokens*float64(hidden)*float64(layers) + 34*tokens*float64(hidden)) / gib
 }
+
+// HoldsVRAM tells whether count cards of vramGiB hold need with the
+// headroom share of each card kept free — the rule CardsNeeded sizes by, so
+// that the count a form suggests and the warning it gives agree — and how
+// many cards would. Without a need (none given) any count holds it.
+func HoldsVRAM(needGiB float64, vramGiB, count int, headroom float64) (ok bool, needed int) {
+	if needGiB <= 0 {
+		return true, 0
+	}
+	needed = CardsNeeded(needGiB, vramGiB, headroom)
+	return needed > 0 && count >= needed, needed
+}

@@ -94,3 +94,29 @@ func TestCardsNeededLeavesHeadroom(t *testing.T) {
 		}
 	}
 }
+
+func TestHoldsVRAM(t *testing.T) {
+	cases := []struct {
+		name     string
+		need     float64
+		vram     int
+		count    int
+		headroom float64
+		ok       bool
+		needed   int
+	}{
+		{"one 80 GiB card does not hold 133 GiB", 133, 80, 1, 0.1, false, 2},
+		{"two 80 GiB cards hold 133 GiB with a tenth of each kept free", 133, 80, 2, 0.1, true, 2},
+		{"two 80 GiB cards do not hold 150 GiB with a tenth of each kept free", 150, 80, 2, 0.1, false, 3},
+		{"two 80 GiB cards hold 150 GiB without headroom", 150, 80, 2, 0, true, 2},
+		{"more cards than needed hold it", 60, 80, 4, 0.1, true, 1},
+		{"no need is held by any count", 0, 24, 1, 0.1, true, 0},
+		{"a card with no usable memory holds nothing", 10, 0, 8, 0.1, false, 0},
+	}
+	for _, c := range cases {
+		ok, needed := schedule.HoldsVRAM(c.need, c.vram, c.count, c.headroom)
+		if ok != c.ok || needed != c.needed {
+			t.Errorf("%s: HoldsVRAM(%v, %d, %d, %v) = %v, %d; want %v, %d", c.name, c.need, c.vram, c.count, c.headroom, ok, needed, c.ok, c.needed)
+		}
+	}
+}

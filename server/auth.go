@@ -1,8 +1,13 @@
 package server
 
 import (
+	"crypto/subtle"
+	"net"
+	"net/http"
+
 	"github.com/labstack/echo/v4"
 
+	"cardhour/config"
 	"cardhour/errs"
 	"cardhour/server/request"
 	"cardhour/server/route"
@@ -62,4 +67,67 @@ func require(access route.Access) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// gateMetrics puts /metrics behind its gate. Its series name every card,
+// host, team's load and route, which is no one's business off the
+// monitoring network: a scraper is admitted from CARDHOUR_METRICS_ALLOW
+// (loopback by default) or with CARDHOUR_METRICS_TOKEN, and otherwise a
+// logged-in admin. The rule is applied to the table here, in the access
+// layer, so that what serves the metrics need not know who may read them.
+func (s *Server) gateMetrics(routes []route.Route) []route.Route {
+	for i, r := range routes {
+		if r.Path == "/metrics" {
+			routes[i] = route.Gated(r.Method, r.Path, route.Admin, s.metricsGate(r.Handler))
+		}
+	}
+	return routes
+}
+
+func (s *Server) metricsGate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.scraperAdmitted(c) {
+			return next(c)
+		}
+		u, err := request.CurrentUser(c)
+		if err != nil {
+			return err
+		}
+		if u == nil {
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="cardhour metrics"`)
+			return errs.E(errs.Unauthorized, "server.metrics", "metrics.denied")
+		}
+		if store.RoleRank(u.Role) < route.Admin.Rank() {
+			return errs.E(errs.Forbidden, "server.metrics", "metrics.denied")
+		}
+		return next(c)
+	}
+}
+
+// scraperAdmitted tells whether a request may read /metrics without a
+// login: it carries the metrics token, or its client is on an allowed
+// network. A request that a proxy forwarded (it carries X-Forwarded-For)
+// from a peer that is not a trusted proxy is not admitted by address: the
+// peer's own address — loopback, for nginx on the same host — is not the
+// client's, and the client's is unknown.
+func (s *Server) scraperAdmitted(c echo.Context) bool {
+	if want := s.cfg.MetricsToken; want != "" {
+		if got, ok := request.BearerToken(c.Request()); ok && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1 {
+			return true
+		}
+	}
+	r := c.Request()
+	peer, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		peer = r.RemoteAddr
+	}
+	if forwarded(r) && !config.InNetworks(s.cfg.TrustedProxies, net.ParseIP(peer)) {
+		return false
+	}
+	return config.InNetworks(s.cfg.MetricsAllow, net.ParseIP(c.RealIP()))
+}
+
+func forwarded(r *http.Request) bool {
+	h := r.Header
+	return h.Get(echo.HeaderXForwardedFor) != "" || h.Get(echo.HeaderXRealIP) != "" || h.Get("Forwarded") != ""
 }

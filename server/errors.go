@@ -24,7 +24,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.log.Error("internal error", "err", err, "method", c.Request().Method, "path", c.Request().URL.Path,
 			"request_id", c.Response().Header().Get(echo.HeaderXRequestID))
 	} else if code == errs.Unavailable {
-		s.log.Warn("unavailable", "err", err, "path", c.Request().URL.Path)
+		s.refusals.refused(err, c.Request().URL.Path)
 	}
 	if status == http.StatusServiceUnavailable {
 		c.Response().Header().Set("Retry-After", "5")

@@ -74,7 +74,7 @@ func TestHeadAnswersEveryGet(t *testing.T) {
 
 // TestGzipForPagesJSONAndTheDocument: HTML, JSON and the OpenAPI document
 // go compressed to clients that accept it, and plain to those that do
-// not; /metrics (promhttp compresses on its own) is compressed once.
+// not; /metrics, streamed by its own handler, is compressed once.
 func TestGzipForPagesJSONAndTheDocument(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, servertest.Options{Demo: true})

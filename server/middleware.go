@@ -2,6 +2,9 @@ package server
 
 import (
 	"compress/gzip"
+	"context"
+	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,6 +25,7 @@ func (s *Server) middleware() {
 	e.Use(middleware.RequestID())
 	e.Use(s.recoverPanics)
 	e.Use(s.observe)
+	e.Use(s.deadline)
 	e.Use(middleware.BodyLimit(s.bodyLimit()))
 	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
 		XSSProtection:         "0",
@@ -42,11 +46,15 @@ func (s *Server) middleware() {
 		Level: gzip.BestSpeed,
 		Skipper: func(c echo.Context) bool {
 			p := c.Request().URL.Path
-			return p == "/ws/board" || p == "/metrics" // promhttp compresses on its own
+			return p == "/ws/board"
 		},
 	}))
+	if s.cfg.SecureCookies() {
+		e.Use(strictTransport)
+	}
 	e.Use(s.language)
 	e.Use(s.users)
+	e.Use(csrfFromBody)
 	e.Use(middleware.CSRFWithConfig(middleware.CSRFConfig{
 		// API clients authenticate with a bearer token that a browser never
 		// attaches on its own, so they cannot be forged cross-site.
@@ -61,10 +69,13 @@ func (s *Server) middleware() {
 			_, err := c.Cookie(request.SessionCookie)
 			return err != nil && strings.HasPrefix(c.Request().URL.Path, "/api/")
 		},
-		TokenLookup:    "header:X-CSRF-Token,form:_csrf",
+		// The header only: csrfFromBody puts a form post's field there.
+		// echo's form: lookup would read the URL's query string too.
+		TokenLookup:    "header:" + echo.HeaderXCSRFToken,
 		ContextKey:     request.CSRFContextKey,
 		CookieName:     csrfCookie,
 		CookiePath:     "/",
+		CookieSecure:   s.cfg.SecureCookies(),
 		CookieHTTPOnly: true,
 		CookieSameSite: http.SameSiteLaxMode,
 		CookieMaxAge:   86400,
@@ -72,6 +83,61 @@ func (s *Server) middleware() {
 			return &errs.Error{Code: errs.Forbidden, Op: "server.csrf", Key: "auth.csrf", Err: err}
 		},
 	}))
+}
+
+// clientIP is how a request's client address is found (c.RealIP: the
+// login rate limit's key, the audit log, the request log). X-Forwarded-For
+// is believed only when the peer is one of the configured proxies, and
+// then only as far back as the hops are proxies too: any other peer could
+// write what it likes there. Loopback and private peers are not trusted on
+// their own — on an intranet every client is one. Without proxies the peer
+// is the client; echo's own fallback, with no extractor set, would read the
+// header from anyone.
+func clientIP(trusted []*net.IPNet) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, n := range trusted {
+		opts = append(opts, echo.TrustIPRange(n))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
+}
+
+// csrfFromBody hands the CSRF check the _csrf field of a form post's body
+// as if it were the X-CSRF-Token header. The token is accepted from the
+// header or the body only, never from the URL: a token in a query string
+// is written to access logs, browser history and Referer headers, and a
+// link carrying it would be a forgery that passes.
+func csrfFromBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		default:
+			// PostFormValue reads only a urlencoded or multipart body,
+			// never the query.
+			if r.Header.Get(echo.HeaderXCSRFToken) == "" {
+				if v := r.PostFormValue("_csrf"); v != "" {
+					r.Header.Set(echo.HeaderXCSRFToken, v)
+				}
+			}
+		}
+		return next(c)
+	}
+}
+
+// strictTransport tells browsers to reach the portal only over HTTPS for a
+// year, once CARDHOUR_BASE_URL says it is served so. Sent on every answer,
+// not only those that arrived over TLS as echo's own HSTS option does:
+// behind a TLS-terminating proxy the portal sees plain HTTP, and browsers
+// ignore the header on an http:// answer anyway. No includeSubDomains:
+// other hosts under the portal's name are not ours to decide for.
+func strictTransport(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderStrictTransportSecurity, "max-age=31536000")
+		return next(c)
+	}
 }
 
 // language picks the viewer's language: an explicit ?lang=, the cookie set by
@@ -153,6 +219,57 @@ func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
 		s.log.Info("request", attrs...)
 		return nil
 	}
+}
+
+// deadline gives each request a deadline (CARDHOUR_REQUEST_TIMEOUT) on its
+// context, which the store's queries and transactions obey: a database
+// that stops answering — stopped, frozen, a network that drops packets
+// without a reset — would otherwise hold every request until the driver's
+// 30 s read timeout, and then some. A request past its deadline answers
+// 503 with a message that says so; a write's says it was saved whole or
+// not at all (transactions roll back when their context ends), so the
+// user checks before trying again.
+func (s *Server) deadline(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		d := s.requestTimeout(c.Request())
+		if d == 0 {
+			return next(c)
+		}
+		ctx, cancel := context.WithTimeout(c.Request().Context(), d)
+		defer cancel()
+		c.SetRequest(c.Request().WithContext(ctx))
+		err := next(c)
+		// The error page is rendered after this returns, and templ renders
+		// nothing under an ended context: keep the values (the actor), drop
+		// the deadline.
+		c.SetRequest(c.Request().WithContext(context.WithoutCancel(c.Request().Context())))
+		if err == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) || c.Response().Committed {
+			return err
+		}
+		key := "error.timeout_write"
+		switch c.Request().Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			key = "error.timeout"
+		}
+		return &errs.Error{Code: errs.Unavailable, Op: "server.deadline", Key: key, Args: []any{int(d.Round(time.Second) / time.Second)}, Err: err}
+	}
+}
+
+// uploadTimeout is the deadline of a request with a large body: reading a
+// task file over a slow link counts against it, so it gets the server's
+// write timeout (Run) rather than a page's deadline.
+const uploadTimeout = 2 * time.Minute
+
+// requestTimeout is a request's deadline; 0 for none. A websocket lives as
+// long as the wall screen watches: its handler keeps its own deadlines.
+func (s *Server) requestTimeout(r *http.Request) time.Duration {
+	switch {
+	case strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
+		return 0
+	case r.ContentLength > 1<<20, r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody:
+		return max(uploadTimeout, s.cfg.RequestTimeout)
+	}
+	return s.cfg.RequestTimeout
 }
 
 // bodyLimit is the largest request body the portal reads: 12 MiB, or more

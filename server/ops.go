@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"net/http"
 	"time"
@@ -8,9 +9,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
 
 	"cardhour/assets"
+	"cardhour/errs"
 	"cardhour/server/route"
 	"cardhour/store"
 )
@@ -21,7 +23,7 @@ func (s *Server) opsRoutes() []route.Route {
 	return []route.Route{
 		route.New(route.GET, "/healthz", route.Public, s.healthz),
 		route.New(route.GET, "/readyz", route.Public, s.readyz),
-		route.New(route.GET, "/metrics", route.Public, echo.WrapHandler(promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))),
+		route.New(route.GET, "/metrics", route.Public, s.serveMetrics),
 		// The catalog decides the caching: a year for content-hashed URLs
 		// (what the pages link to), revalidation for anything else.
 		route.New(route.GET, "/assets/*", route.Public, echo.WrapHandler(assets.Default().Handler())),
@@ -54,6 +56,34 @@ func newMetrics(reg *prometheus.Registry, st *store.Store) *metrics {
 		collectors.NewDBStatsCollector(st.DB(), "cardhour"),
 	)
 	return m
+}
+
+// serveMetrics answers /metrics: the registry's families, then the
+// board's per-card gauges, written from the live state as they are
+// formatted — with 10,000 cards those are most of the 20 MB body, which
+// the registry would have built whole in memory, as protobuf messages,
+// at every scrape. The answer is in the text format whatever the scraper
+// would prefer: every scraper reads it, and it can be written a line at a
+// time. Compression, where asked for, is the gzip middleware's.
+func (s *Server) serveMetrics(c echo.Context) error {
+	format := expfmt.NewFormat(expfmt.TypeTextPlain)
+	mfs, err := s.metrics.registry.Gather()
+	if err != nil {
+		return errs.Wrap(errs.Internal, "server.metrics", err)
+	}
+	res := c.Response()
+	res.Header().Set(echo.HeaderContentType, string(format))
+	res.WriteHeader(http.StatusOK)
+	w := bufio.NewWriterSize(res, 32<<10)
+	enc := expfmt.NewEncoder(w, format)
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return nil // the scraper went away; the status is sent
+		}
+	}
+	s.board.WriteMetrics(w)
+	_ = w.Flush() // an error here is the scraper gone, too
+	return nil
 }
 
 // Registry lets other parts (telemetry) add their collectors.

@@ -13,7 +13,7 @@ import (
 // role test and the OpenAPI document both read it.
 func (s *Server) table() []route.Route {
 	var t []route.Route
-	t = append(t, s.opsRoutes()...)
+	t = append(t, s.gateMetrics(s.opsRoutes())...)
 	t = append(t, s.account.Routes()...)
 	t = append(t, s.admin.Routes()...)
 	t = append(t, s.booking.Routes()...)
@@ -56,4 +56,22 @@ func (s *Server) register(routes []route.Route) error {
 		}
 	}
 	return nil
+}
+
+// navRanks is the rank each GET route asks of its users, by path, for the
+// navigation: it shows an item only to those its page admits. A gated
+// route admits users from its gate.
+func navRanks(routes []route.Route) map[string]int {
+	out := map[string]int{}
+	for _, r := range routes {
+		if r.Method != route.GET {
+			continue
+		}
+		a := r.Access
+		if r.Gate.Set() {
+			a = r.Gate
+		}
+		out[r.Path] = a.Rank()
+	}
+	return out
 }

@@ -32,6 +32,10 @@ package server_test
 //
 // TestRouteTableChecksCatchMistakes keeps proving the first, third and
 // fourth on a server with such routes added, so the checks cannot rot.
+//
+// Getting past a route's gate must not open other teams' records: that half
+// is TestRouteRoleMatrixRefusesOtherTeamsRecords (routes_teams_test.go),
+// which sends every route taking an id another team's record and wants 404.
 
 import (
 	"fmt"
@@ -53,8 +57,10 @@ import (
 // route fails TestPublicRoutesAreAllowListed until it is added here, so that
 // opening a route to the internet is a decision a reviewer sees in the diff.
 var publicRoutes = map[string]bool{
-	"GET /healthz":     true,
-	"GET /readyz":      true,
+	"GET /healthz": true,
+	"GET /readyz":  true,
+	// Gated: scrapers from CARDHOUR_METRICS_ALLOW (loopback by default) or
+	// with CARDHOUR_METRICS_TOKEN, else admins (server/auth.go gateMetrics).
 	"GET /metrics":     true,
 	"GET /assets/*":    true,
 	"GET /favicon.ico": true,
@@ -272,7 +278,12 @@ type credentials struct {
 
 func (e *env) matrixRequest(r route.Route, who string, cred credentials) *httptest.ResponseRecorder {
 	e.T.Helper()
-	path := concretePath(r.Method, r.Path)
+	return e.matrixRequestTo(r, concretePath(r.Method, r.Path), cred)
+}
+
+// matrixRequestTo sends route r's request to a filled-in path.
+func (e *env) matrixRequestTo(r route.Route, path string, cred credentials) *httptest.ResponseRecorder {
+	e.T.Helper()
 	var body string
 	contentType := "application/x-www-form-urlencoded"
 	switch {
@@ -338,11 +349,11 @@ func TestRouteRoleMatrix(t *testing.T) {
 				case isSafe(r.Method):
 					creds = []credentials{
 						{label: "session", session: e.Session(c.role)},
-						{label: "API token", bearer: e.Users[c.role].Token},
+						{label: "API token", bearer: e.Token(c.role)},
 					}
 				default:
 					creds = []credentials{
-						{label: "API token", bearer: e.Users[c.role].Token},
+						{label: "API token", bearer: e.Token(c.role)},
 						{label: "session + CSRF token", session: e.Session(c.role), csrf: true},
 					}
 				}

@@ -48,6 +48,9 @@ type Server struct {
 	deps    area.Deps // what the areas were built from; its Holder names this process in the leases
 	openapi []byte
 
+	// refusals logs unavailable answers, summed up during an outage.
+	refusals *refusals
+
 	account  *account.Area
 	admin    *admin.Area
 	booking  *booking.Area
@@ -79,6 +82,7 @@ func NewShared(cfg config.Config, st *store.Store, log *slog.Logger, version str
 		pages:   response.NewPages(cfg, version, st),
 	}
 	s.metrics = newMetrics(prometheus.NewRegistry(), st)
+	s.refusals = newRefusals(log, 10*time.Second)
 	s.deps = area.Deps{Store: st, Config: cfg, Log: log, Pages: s.pages, Holder: store.NewHolder(), Cluster: cl}
 	d := s.deps
 	s.account = account.New(d)
@@ -93,12 +97,13 @@ func NewShared(cfg config.Config, st *store.Store, log *slog.Logger, version str
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
-	s.echo.IPExtractor = echo.ExtractIPFromXFFHeader(echo.TrustLoopback(true), echo.TrustPrivateNet(true))
+	s.echo.IPExtractor = clientIP(cfg.TrustedProxies)
 	s.middleware()
 	s.routes = s.table()
 	if err := s.register(s.routes); err != nil {
 		panic(err)
 	}
+	s.pages.SetNavRanks(navRanks(s.routes))
 	doc, err := buildOpenAPI(s.routes)
 	if err != nil {
 		panic(err)

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -25,9 +26,18 @@ import (
 // run); if it still fails, each request is tried again alone, so one bad
 // request never fails its neighbours.
 //
-// No goroutine is kept: the first request to find its type idle leads,
-// runs the waiting requests as one batch, and hands the lead to the
-// oldest request still waiting.
+// No goroutine is kept: the first request to find its type idle starts
+// one that runs the waiting requests as batches until none wait, then
+// ends. Each request waits for its result or its deadline, whichever comes
+// first, so a database that stops answering holds no client past its
+// request's deadline: a request that gives up before its batch began is
+// withdrawn and nothing of it is written; one that gives up while its
+// batch runs is told the database did not answer, and its booking is
+// written whole or not at all with the batch. The batch's transaction
+// lives until the last deadline of the clients it serves: one client
+// leaving must not cancel the others' bookings, but once all have given
+// up nobody waits for the answer, and a database that wakes minutes later
+// must not then commit bookings their clients were told had failed.
 //
 // Requests that arrive while the batch waits for the type's lock join it
 // once the lock is held (join): with several processes the lock is mostly
@@ -44,8 +54,9 @@ type bookingJob struct {
 	party *bookingParty
 	res   *BookingResult
 	err   error
-	// turn says false when the job is done, true when it is to lead.
-	turn chan bool
+	// done is closed when res and err are set; only then may the client
+	// read them.
+	done chan struct{}
 }
 
 // bookingBatches holds one queue per card type.
@@ -74,43 +85,62 @@ func (bb *bookingBatches) queue(typeID int64) *bookingQueue {
 	return q
 }
 
-// submit returns when j has its result.
-func (bb *bookingBatches) submit(s *Store, j *bookingJob) {
+// submit returns j's result when it has one, or an unavailable error when
+// j's context ends first.
+func (bb *bookingBatches) submit(s *Store, j *bookingJob) (*BookingResult, error) {
 	q := bb.queue(j.req.CardTypeID)
 	q.mu.Lock()
 	q.waiting = append(q.waiting, j)
-	if q.leading {
-		q.mu.Unlock()
-		if lead := <-j.turn; !lead {
+	idle := !q.leading
+	q.leading = true
+	q.mu.Unlock()
+	if idle {
+		go q.lead(s)
+	}
+	select {
+	case <-j.done:
+		return j.res, j.err
+	case <-j.ctx.Done():
+	}
+	select {
+	case <-j.done: // both at once: the result is there
+		return j.res, j.err
+	default:
+	}
+	// Withdrawn, nothing of it is written; else its batch runs on and
+	// writes it whole or not at all. Either way j's fields are the batch's
+	// from here on.
+	q.withdraw(j)
+	return nil, translate(createBookingOp, j.ctx.Err())
+}
+
+// lead runs q's waiting requests as batches until none wait.
+func (q *bookingQueue) lead(s *Store) {
+	for {
+		q.mu.Lock()
+		n := min(len(q.waiting), maxBatch)
+		if n == 0 {
+			q.leading = false
+			q.mu.Unlock()
 			return
 		}
-		// Handed the lead: j is the oldest waiting job.
-	} else {
-		q.leading = true
+		batch := append([]*bookingJob(nil), q.waiting[:n]...)
+		q.waiting = append(q.waiting[:0], q.waiting[n:]...)
 		q.mu.Unlock()
+		s.runBookingBatch(q, batch)
 	}
-	q.mu.Lock()
-	n := min(len(q.waiting), maxBatch)
-	batch := append([]*bookingJob(nil), q.waiting[:n]...)
-	q.waiting = append(q.waiting[:0], q.waiting[n:]...)
-	q.mu.Unlock()
+}
 
-	// Hand the lead on even if the batch panics: the requests waiting
-	// behind it would otherwise wait for ever.
-	defer func() {
-		q.mu.Lock()
-		var next *bookingJob
-		if len(q.waiting) > 0 {
-			next = q.waiting[0]
-		} else {
-			q.leading = false
-		}
-		q.mu.Unlock()
-		if next != nil {
-			next.turn <- true
-		}
-	}()
-	s.runBookingBatch(q, batch)
+// withdraw takes j out of the queue if no batch has taken it yet.
+func (q *bookingQueue) withdraw(j *bookingJob) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	i := slices.Index(q.waiting, j)
+	if i < 0 {
+		return false
+	}
+	q.waiting = slices.Delete(q.waiting, i, i+1)
+	return true
 }
 
 // join takes the requests of q that queued since batch was formed, up to
@@ -141,17 +171,19 @@ func (s *Store) runBookingBatch(q *bookingQueue, batch []*bookingJob) {
 			}
 		}
 		for _, j := range batch {
-			j.turn <- false
+			close(j.done)
 		}
 	}()
 	live := liveJobs(batch[:0:0], batch)
 	if len(live) == 0 {
 		return
 	}
-	// The transaction belongs to no single client: one leaving must not
-	// cancel the others' bookings. A run again after a deadlock writes the
-	// jobs that joined the one before too.
-	err := s.tx(context.WithoutCancel(live[0].ctx), createBookingOp, func(tx *gorm.DB) error {
+	// The transaction belongs to no single client (see the top of the
+	// file). A run again after a deadlock writes the jobs that joined the
+	// one before too.
+	ctx, cancel := batchContext(live)
+	defer cancel()
+	err := s.tx(ctx, createBookingOp, func(tx *gorm.DB) error {
 		return s.writeJobs(tx, &live, func(more *[]*bookingJob) {
 			for _, j := range q.join(&batch) {
 				*more = liveJobs(*more, []*bookingJob{j})
@@ -173,6 +205,24 @@ func (s *Store) runBookingBatch(q *bookingQueue, batch []*bookingJob) {
 			j.res, j.err = nil, err
 		}
 	}
+}
+
+// batchContext is the context of a batch's transaction: no client's
+// cancellation, the latest of their deadlines (none if one has none), and
+// the first client's values (the others' are set per job: writeBookingAs).
+func batchContext(live []*bookingJob) (context.Context, context.CancelFunc) {
+	ctx := context.WithoutCancel(live[0].ctx)
+	var last time.Time
+	for _, j := range live {
+		d, ok := j.ctx.Deadline()
+		if !ok {
+			return ctx, func() {}
+		}
+		if d.After(last) {
+			last = d
+		}
+	}
+	return context.WithDeadline(ctx, last)
 }
 
 // liveJobs appends to live the jobs whose clients still wait, and gives the
@@ -231,10 +281,23 @@ func (s *Store) writeJobs(tx *gorm.DB, jobs *[]*bookingJob, join func(*[]*bookin
 
 // writeBookingAs runs writeBooking in tx on behalf of j's client: its actor
 // and request for the audit log, the transaction's notes for the books.
+// Its statements end with the transaction's context, not the client's: a
+// statement that outlived the transaction's deadline would hold up its
+// rollback (database/sql waits for running statements) until the driver's
+// read timeout.
 func (s *Store) writeBookingAs(tx *gorm.DB, j *bookingJob) (*BookingResult, error, error) {
-	ctx := context.WithValue(context.WithoutCancel(j.ctx), txNotesKey{}, notesOf(tx))
+	ctx := context.WithValue(valuesOf{Context: tx.Statement.Context, values: j.ctx}, txNotesKey{}, notesOf(tx))
 	return s.writeBooking(ctx, tx.WithContext(ctx), j.req, j.party)
 }
+
+// valuesOf is Context's deadline and cancellation with the values of
+// another context.
+type valuesOf struct {
+	context.Context
+	values context.Context
+}
+
+func (v valuesOf) Value(key any) any { return v.values.Value(key) }
 
 // settle gives j's result the ids its deferred inserts received.
 func (j *bookingJob) settle(w *deferredRows) {

@@ -111,7 +111,8 @@ func TestTwoStoresCatchUpThroughTheLog(t *testing.T) {
 // whole — and neither store double books nor drifts from the quota totals.
 func TestTwoStoresReplayMovedBookings(t *testing.T) {
 	storetest.ForEachDialectName(t, func(t *testing.T, dialect string) {
-		clock := storetest.NewClock(time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC))
+		start := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+		clock := storetest.NewClock(start)
 		one, two := openTwoStores(t, dialect, clock.Now)
 		const cards = 3
 		w := buildBookingWorld(t, one, clock, cards)
@@ -171,9 +172,12 @@ func TestTwoStoresReplayMovedBookings(t *testing.T) {
 			}
 		}, 2)
 
-		// Release before the start: the whole span is free again.
+		// Release at the very instant it starts (before, a release is
+		// refused: that is a cancel): nothing was used, the whole span is
+		// free again.
 		slot4 := fill(4, 5)
-		fromLog("release before the start", func() error { _, err := one.ReleaseBooking(as(w.member), slot4[0].Booking.ID); return err }, func() {
+		clock.Advance(at(4).Sub(clock.Now()))
+		fromLog("release at the start", func() error { _, err := one.ReleaseBooking(as(w.member), slot4[0].Booking.ID); return err }, func() {
 			if _, err := book(two, 4, 5); err != nil {
 				t.Fatalf("the released booking's card: %v", err)
 			}
@@ -195,7 +199,7 @@ func TestTwoStoresReplayMovedBookings(t *testing.T) {
 
 		// Release of a running booking: its card is free from now on.
 		slot10 := fill(10, 12)
-		clock.Advance(10*time.Hour + 30*time.Minute)
+		clock.Advance(start.Add(10*time.Hour + 30*time.Minute).Sub(clock.Now()))
 		fromLog("release of a running booking", func() error { _, err := one.ReleaseBooking(as(w.member), slot10[1].Booking.ID); return err }, func() {
 			if _, err := book(two, 10.75, 12); err != nil {
 				t.Fatalf("the rest of the released booking's span: %v", err)

@@ -56,6 +56,10 @@ func refusalErr(op string, a schedule.Action, b *Booking, r schedule.Refusal) er
 		return errs.E(errs.Conflict, op, "booking.cancel_running")
 	case schedule.RefusedNotAwaitingApproval:
 		return errs.E(errs.Conflict, op, "booking.not_awaiting_approval")
+	case schedule.RefusedNotStarted:
+		return errs.E(errs.Conflict, op, "booking.release_not_started")
+	case schedule.RefusedAwaitingApproval:
+		return errs.E(errs.Conflict, op, "booking.extend_awaiting_approval")
 	case schedule.RefusedState:
 		switch a {
 		case schedule.Release:
@@ -102,7 +106,7 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 				return err
 			}
 		} else {
-			// Released before it began: nothing was used, everything returns.
+			// Released at the instant it began: nothing was used, everything returns.
 			res.ReturnedCardSeconds = schedule.CardSeconds(b.CardCount, b.StartAt, b.EndAt)
 			if err := tx.Model(&bookingCard{}).Where("booking_id = ?", b.ID).Update("held", false).Error; err != nil {
 				return err

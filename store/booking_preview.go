@@ -50,6 +50,12 @@ func (s *Store) PreviewBooking(ctx context.Context, req BookingRequest) (*Bookin
 	if err != nil {
 		return nil, err
 	}
+	return s.previewPlan(ctx, op, req, party)
+}
+
+// previewPlan plans a checked request for party without the lock and
+// without writing, and says what it would do.
+func (s *Store) previewPlan(ctx context.Context, op string, req BookingRequest, party *bookingParty) (*BookingPreview, error) {
 	plan, err := s.planBooking(ctx, s.read(ctx), op, req, party, false)
 	if err != nil {
 		return nil, translate(op, err)

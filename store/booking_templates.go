@@ -52,8 +52,8 @@ func (s *Store) CreateTemplateFromTask(ctx context.Context, in TemplateInput) (*
 	in.Name = strings.TrimSpace(in.Name)
 	v := errs.NewValidation(op)
 	v.Check(in.Name != "", "name", "field.required")
-	v.Check(len([]rune(in.Name)) <= 100, "name", "field.too_long")
-	v.Check(in.Count >= 1 && in.Count <= s.policy.MaxCards, "count", "booking.count_range")
+	v.CheckLen(in.Name, 100, "name")
+	v.Check(in.Count >= 1 && in.Count <= s.policy.MaxCards, "count", "booking.count_range", s.policy.MaxCards)
 	v.Check(in.Duration >= s.policy.MinDuration && in.Duration <= s.policy.Horizon, "duration_hours", "template.duration_range")
 	if err := v.Err(); err != nil {
 		return nil, err
@@ -148,32 +148,126 @@ func (s *Store) DeleteTemplate(ctx context.Context, id int64) error {
 	})
 }
 
-// UseTemplate creates, in one step, a new task from the template's baseline
-// and books its shape starting at start.
+// taskInput is the task a use of the template creates, named name.
+func (t BookingTemplate) taskInput(name string) TaskInput {
+	return TaskInput{TeamID: t.TeamID, Name: name, Priority: t.Priority, EstimateCardHours: t.EstimateCardHours(),
+		DataReadiness: t.DataReadiness, VRAMGiB: t.VRAMGiB, Precision: t.Precision, CardTypeIDs: []int64{t.CardTypeID},
+		ImageID: t.ImageID, Notes: t.Notes}
+}
+
+// templateRequest is the booking a use of the template asks for from
+// start, checked as CreateBooking checks one (its task is made later).
+func (s *Store) templateRequest(op string, t *BookingTemplate, start time.Time, queue bool) (BookingRequest, error) {
+	req := BookingRequest{CardTypeID: t.CardTypeID, Count: t.CardCount, Start: start,
+		End: start.Add(time.Duration(t.DurationSeconds) * time.Second), Queue: queue}
+	v := errs.NewValidation(op)
+	s.checkBookingShape(op, &req, v)
+	return req, v.Err()
+}
+
+// PreviewTemplate is what UseTemplate would do — the task it would create
+// and the booking with its cost, quota and capacity — worked out by
+// PreviewBooking's rules without writing anything, so that the member sees
+// the bill before confirming. Task is the task as it would be (no id).
+func (s *Store) PreviewTemplate(ctx context.Context, id int64, taskName string, start time.Time, queue bool) (*BookingPreview, error) {
+	const op = "store.PreviewTemplate"
+	t, err := s.FindTemplateByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	in := t.taskInput(taskName)
+	if err := in.validate(op); err != nil {
+		return nil, err
+	}
+	req, err := s.templateRequest(op, t, start, queue)
+	if err != nil {
+		return nil, err
+	}
+	db := s.read(ctx)
+	var taken int64
+	if err := db.Model(&Task{}).Where("team_id = ? AND name = ?", in.TeamID, in.Name).Count(&taken).Error; err != nil {
+		return nil, translate(op, err)
+	}
+	if taken > 0 {
+		return nil, fieldErr(op, "name", "task.name_taken")
+	}
+	var task Task
+	in.apply(&task)
+	party, err := s.readTemplateParty(ctx, db, op, task)
+	if err != nil {
+		return nil, err
+	}
+	return s.previewPlan(ctx, op, req, party)
+}
+
+// readTemplateParty is readBookingParty for a task not written yet: the
+// actor, the task's team with its approval rule, and the actor's role in it.
+func (s *Store) readTemplateParty(ctx context.Context, db *gorm.DB, op string, task Task) (*bookingParty, error) {
+	u, err := actorUser(ctx, db, op)
+	if err != nil {
+		return nil, err
+	}
+	var team Team
+	if err := db.First(&team, task.TeamID).Error; err != nil {
+		return nil, withKey(translate(op, err), "team.not_found")
+	}
+	role, err := teamRole(db, team.ID, u.ID)
+	if err != nil {
+		return nil, translate(op, err)
+	}
+	return &bookingParty{user: u, task: task, teamName: team.Name, requiresApproval: team.RequiresApproval,
+		mayBook: mayBookAs(u, role), manager: managesAs(u, role)}, nil
+}
+
+// UseTemplate creates a new task from the template's baseline and books its
+// shape from start, in one transaction: a booking refused (no capacity,
+// over quota, a window the rules refuse) leaves no task behind.
 func (s *Store) UseTemplate(ctx context.Context, id int64, taskName string, start time.Time, queue bool) (*Task, *BookingResult, error) {
+	const op = "store.UseTemplate"
 	t, err := s.FindTemplateByID(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	// Check the window first, so a bad start leaves no task behind.
-	v := errs.NewValidation("store.UseTemplate")
-	s.validateWindow("store.UseTemplate", start, start.Add(time.Duration(t.DurationSeconds)*time.Second), v)
-	if err := v.Err(); err != nil {
+	in := t.taskInput(taskName)
+	if err := in.validate(op); err != nil {
 		return nil, nil, err
 	}
-	task, err := s.CreateTask(ctx, TaskInput{TeamID: t.TeamID, Name: taskName, Priority: t.Priority,
-		EstimateCardHours: t.EstimateCardHours(), DataReadiness: t.DataReadiness, VRAMGiB: t.VRAMGiB, Precision: t.Precision,
-		CardTypeIDs: []int64{t.CardTypeID}, ImageID: t.ImageID, Notes: t.Notes})
+	req, err := s.templateRequest(op, t, start, queue)
 	if err != nil {
 		return nil, nil, err
 	}
-	start = start.UTC()
-	res, err := s.CreateBooking(ctx, BookingRequest{TaskID: task.ID, CardTypeID: t.CardTypeID, Count: t.CardCount,
-		Start: start, End: start.Add(time.Duration(t.DurationSeconds) * time.Second), Queue: queue})
+	var task *Task
+	var res *BookingResult
+	err = s.tx(ctx, op, func(tx *gorm.DB) error {
+		task, res = nil, nil
+		made, err := s.createTask(ctx, tx, op, in)
+		if err != nil {
+			return err
+		}
+		r := req
+		r.TaskID = made.ID
+		party, err := s.readBookingParty(ctx, tx, createBookingOp, &r)
+		if err != nil {
+			return err
+		}
+		// The booking is written as a batch of one in this transaction,
+		// under the card type's lock as every booking is; its refusal is
+		// the transaction's, so the task goes with it.
+		j := &bookingJob{ctx: ctx, req: r, party: party}
+		jobs := []*bookingJob{j}
+		if err := s.writeJobs(tx, &jobs, nil); err != nil {
+			return err
+		}
+		if j.err != nil {
+			return j.err
+		}
+		task, res = made, j.res
+		return nil
+	})
 	if err != nil {
-		// The task stays: its baseline is valid on its own and the member can
-		// book it by hand with another window.
-		return task, nil, err
+		return nil, nil, nameTaken(err, "task.name_taken")
 	}
+	s.maybePruneBookChanges(ctx)
+	s.nameAssigned(ctx, res.View)
 	return task, res, nil
 }

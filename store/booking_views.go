@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -18,9 +19,27 @@ type BookingView struct {
 	Username     string `json:"user"`
 	CardTypeName string `json:"card_type"`
 	// DecidedByName is the manager who approved or rejected it.
-	DecidedByName string   `json:"decided_by_name,omitempty"`
-	Cards         []string `json:"cards" gorm:"-"`
-	CostFen       int64    `json:"cost_fen" gorm:"-"`
+	DecidedByName string `json:"decided_by_name,omitempty"`
+	// Cards are the uuids of the assigned cards, Assigned the same cards
+	// as people name them.
+	Cards    []string       `json:"cards" gorm:"-"`
+	Assigned []AssignedCard `json:"assigned_cards" gorm:"-"`
+	CostFen  int64          `json:"cost_fen" gorm:"-"`
+}
+
+// AssignedCard is a card a booking holds as people find it: on its host at
+// its index ("gpu-bj-h800-01 #3", what nvidia-smi on that host shows), with
+// the uuid telemetry keys it by.
+type AssignedCard struct {
+	UUID     string `json:"uuid"`
+	Host     string `json:"host"`
+	GPUIndex int    `json:"index"`
+	// Label is "host #index".
+	Label string `json:"label"`
+}
+
+func assignedCard(uuid, host string, index int) AssignedCard {
+	return AssignedCard{UUID: uuid, Host: host, GPUIndex: index, Label: fmt.Sprintf("%s #%d", host, index)}
 }
 
 // BookingFilter narrows FindBookings.
@@ -114,9 +133,12 @@ func (s *Store) fillCards(ctx context.Context, views []BookingView) error {
 	var rows []struct {
 		BookingID int64
 		UUID      string `gorm:"column:uuid"`
+		HostName  string
+		GPUIndex  int `gorm:"column:gpu_index"`
 	}
-	err := s.read(ctx).Table("booking_cards bc").Select("bc.booking_id, c.uuid").
+	err := s.read(ctx).Table("booking_cards bc").Select("bc.booking_id, c.uuid, h.name AS host_name, c.gpu_index").
 		Joins("JOIN cards c ON c.id = bc.card_id").
+		Joins("JOIN hosts h ON h.id = c.host_id").
 		Where("bc.booking_id IN ?", ids).Order("c.host_id, c.gpu_index").Scan(&rows).Error
 	if err != nil {
 		return err
@@ -124,6 +146,38 @@ func (s *Store) fillCards(ctx context.Context, views []BookingView) error {
 	for _, r := range rows {
 		v := &views[idx[r.BookingID]]
 		v.Cards = append(v.Cards, r.UUID)
+		v.Assigned = append(v.Assigned, assignedCard(r.UUID, r.HostName, r.GPUIndex))
 	}
 	return nil
+}
+
+// nameAssigned gives a booking just placed its cards' hosts and indexes,
+// read after the commit: the placement itself knows the cards by id and
+// uuid only, and the card type's lock is not held for names. The booking
+// stands whatever this read does; a card it cannot name keeps its uuid.
+func (s *Store) nameAssigned(ctx context.Context, v *BookingView) {
+	if v == nil || len(v.Cards) == 0 {
+		return
+	}
+	var rows []struct {
+		UUID     string `gorm:"column:uuid"`
+		HostName string
+		GPUIndex int `gorm:"column:gpu_index"`
+	}
+	err := s.read(ctx).Table("cards c").Select("c.uuid, h.name AS host_name, c.gpu_index").
+		Joins("JOIN hosts h ON h.id = c.host_id").Where("c.uuid IN ?", v.Cards).Scan(&rows).Error
+	named := map[string]AssignedCard{}
+	if err == nil {
+		for _, r := range rows {
+			named[r.UUID] = assignedCard(r.UUID, r.HostName, r.GPUIndex)
+		}
+	}
+	v.Assigned = make([]AssignedCard, 0, len(v.Cards))
+	for _, u := range v.Cards {
+		c, ok := named[u]
+		if !ok {
+			c = AssignedCard{UUID: u, Label: u}
+		}
+		v.Assigned = append(v.Assigned, c)
+	}
 }

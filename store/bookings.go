@@ -368,9 +368,15 @@ func (s *Store) checkBookingRequest(op string, req *BookingRequest) error {
 	v := errs.NewValidation(op)
 	v.Check(req.TaskID > 0, "task_id", "task.not_found")
 	v.Check(req.CardTypeID > 0 || req.CardTypeName != "", "card_type", "cardtype.not_found")
-	v.Check(req.Count >= 1 && req.Count <= s.policy.MaxCards, "count", "booking.count_range")
-	req.Start, req.End = s.validateWindow(op, req.Start, req.End, v)
+	s.checkBookingShape(op, req, v)
 	return v.Err()
+}
+
+// checkBookingShape checks the count and settles the window, the part of
+// checkBookingRequest a template's use (whose task is made later) shares.
+func (s *Store) checkBookingShape(op string, req *BookingRequest, v *errs.Validation) {
+	v.Check(req.Count >= 1 && req.Count <= s.policy.MaxCards, "count", "booking.count_range", s.policy.MaxCards)
+	req.Start, req.End = s.validateWindow(op, req.Start, req.End, v)
 }
 
 // planBooking applies every booking rule to a checked request — who may book
@@ -513,9 +519,11 @@ func (s *Store) CreateBooking(ctx context.Context, req BookingRequest) (*Booking
 	if err != nil {
 		return nil, err
 	}
-	j := &bookingJob{ctx: ctx, req: req, party: party, turn: make(chan bool, 1)}
-	s.batches.submit(s, j)
-	return j.res, j.err
+	res, err := s.batches.submit(s, &bookingJob{ctx: ctx, req: req, party: party, done: make(chan struct{})})
+	if err == nil && res != nil {
+		s.nameAssigned(ctx, res.View)
+	}
+	return res, err
 }
 
 const createBookingOp = "store.CreateBooking"

@@ -93,7 +93,7 @@ func (in *CardTypeInput) validate(op string) error {
 	in.Name = strings.TrimSpace(in.Name)
 	v := errs.NewValidation(op)
 	v.Check(in.Name != "", "name", "field.required")
-	v.Check(len([]rune(in.Name)) <= 100, "name", "field.too_long")
+	v.CheckLen(in.Name, 100, "name")
 	v.Check(in.VRAMGiB > 0 && in.VRAMGiB <= maxVRAMGiB, "vram_gib", "cardtype.vram_range")
 	for _, f := range []struct {
 		field string

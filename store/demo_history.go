@@ -138,6 +138,9 @@ func (s *Store) seedDemoHistory(ctx context.Context, tasks []*Task, typeIDs []in
 			return fmt.Errorf("demo task kind: %w", err)
 		}
 	}
+	if err := s.seedDemoRollups(ctx, base, now.Truncate(time.Hour)); err != nil {
+		return fmt.Errorf("demo heatmap: %w", err)
+	}
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -151,4 +154,67 @@ func (s *Store) seedDemoHistory(ctx context.Context, tasks []*Task, typeIDs []in
 		}
 	}
 	return nil
+}
+
+// seedDemoRollups writes the hour rollups telemetry would have left for the
+// demo's past, from base to the hour before end: every active card
+// reporting each hour, busy and held-idle as the history's rounds were
+// (their booking usage), quiet otherwise — so the heatmap of a fresh portal
+// shows full weeks, and its held-idle hours agree with the ledger's.
+func (s *Store) seedDemoRollups(ctx context.Context, base, end time.Time) error {
+	var cards []struct {
+		ID      int64
+		VRAMGiB int
+	}
+	if err := s.db.WithContext(ctx).Table("cards c").Select("c.id, t.vram_gib").Joins("JOIN card_types t ON t.id = c.card_type_id").
+		Where("c.status = ?", CardActive).Order("c.id").Scan(&cards).Error; err != nil {
+		return err
+	}
+	var held []struct {
+		CardID         int64
+		StartAt, EndAt time.Time
+		SampledSeconds float64
+		BusySeconds    float64
+	}
+	if err := s.db.WithContext(ctx).Table("booking_cards bc").
+		Select("bc.card_id, bc.start_at, bc.end_at, u.sampled_seconds, u.busy_seconds").
+		Joins("JOIN telemetry_booking_usage u ON u.booking_id = bc.booking_id").
+		Where("bc.held = ? AND bc.end_at <= ?", true, end).Scan(&held).Error; err != nil {
+		return err
+	}
+	type span struct {
+		from, to time.Time
+		busy     float64 // share of the held time
+	}
+	byCard := map[int64][]span{}
+	for _, h := range held {
+		if h.SampledSeconds > 0 {
+			byCard[h.CardID] = append(byCard[h.CardID], span{h.StartAt.UTC(), h.EndAt.UTC(), h.BusySeconds / h.SampledSeconds})
+		}
+	}
+	var rows []Rollup
+	for _, c := range cards {
+		total := float64(c.VRAMGiB) * 1024
+		for h := base; h.Before(end); h = h.Add(time.Hour) {
+			r := Rollup{CardID: c.ID, At: h, Samples: 3600, UtilSamples: 3600, SampledSeconds: 3600, MemTotalMiB: total}
+			for _, sp := range byCard[c.ID] {
+				from, to := laterOf(sp.from, h), earlierOf(sp.to, h.Add(time.Hour))
+				if d := to.Sub(from).Seconds(); d > 0 {
+					r.HeldSeconds += d
+					r.BusySeconds += d * sp.busy
+					r.HeldIdleSeconds += d * (1 - sp.busy)
+				}
+			}
+			// Busy seconds at about 88 %, the rest of the hour at 2 %.
+			r.UtilSum = r.BusySeconds*88 + (3600-r.BusySeconds)*2
+			r.UtilMax, r.MemMaxMiB = 4, total*0.02
+			if r.BusySeconds > 0 {
+				r.UtilMax, r.MemMaxMiB = 97, total*0.7
+			}
+			rows = append(rows, r)
+		}
+	}
+	return s.tx(ctx, "store.seedDemoRollups", func(tx *gorm.DB) error {
+		return s.upsertRollups(tx, "telemetry_hours", "hour_at", rows, nil, false)
+	})
 }

@@ -55,5 +55,30 @@ func TestSeedDemo(t *testing.T) {
 			t.Errorf("the LLM team's OS accounts are %v, want lihua and wangfang (all teams: %v)", llm, accounts)
 		}
 		assertAuditTableHasNoSecrets(t, st)
+		// The heatmap has a past: every active card reports each hour of the
+		// last week, and the rounds' busy hours are in its rollups as in
+		// their booking hours.
+		now := time.Now().UTC().Truncate(time.Hour)
+		hours, err := st.FindHourRollups(ctx, now.Add(-7*24*time.Hour), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var active int64
+		if err := st.DB().QueryRow("SELECT COUNT(*) FROM cards WHERE status = 'active'").Scan(&active); err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(hours)) < active*7*24-active {
+			t.Errorf("the last week has %d hour rollups, want one per active card (%d) and hour", len(hours), active)
+		}
+		var rollupBusy, bookedBusy float64
+		if err := st.DB().QueryRow("SELECT COALESCE(SUM(busy_seconds), 0) FROM telemetry_hours").Scan(&rollupBusy); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.DB().QueryRow("SELECT COALESCE(SUM(busy_seconds), 0) FROM telemetry_booking_hours").Scan(&bookedBusy); err != nil {
+			t.Fatal(err)
+		}
+		if bookedBusy == 0 || rollupBusy < bookedBusy*0.999 || rollupBusy > bookedBusy*1.001 {
+			t.Errorf("busy card-seconds: %.0f in the hour rollups, %.0f in the rounds' booking hours; want the same", rollupBusy, bookedBusy)
+		}
 	})
 }

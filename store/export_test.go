@@ -132,7 +132,7 @@ func (s *Store) CreateBookingsTogether(ctxs []context.Context, reqs []BookingReq
 		if errs[i] = err; err != nil {
 			continue
 		}
-		batch = append(batch, &bookingJob{ctx: ctxs[i], req: req, party: party, turn: make(chan bool, len(reqs))})
+		batch = append(batch, &bookingJob{ctx: ctxs[i], req: req, party: party, done: make(chan struct{})})
 		index = append(index, i)
 	}
 	if between != nil {
@@ -160,7 +160,7 @@ func (s *Store) CreateBookingsJoining(ctxs []context.Context, reqs []BookingRequ
 		if err != nil {
 			panic(err)
 		}
-		jobs[i] = &bookingJob{ctx: ctxs[i], req: req, party: party, turn: make(chan bool, 1)}
+		jobs[i] = &bookingJob{ctx: ctxs[i], req: req, party: party, done: make(chan struct{})}
 	}
 	q := &bookingQueue{waiting: append([]*bookingJob(nil), jobs[1:]...), leading: true}
 	s.runBookingBatch(q, jobs[:1])

@@ -37,7 +37,7 @@ func (in *HostInput) validate(op string) error {
 	if in.Name != "" {
 		v.Check(hostNamePattern.MatchString(in.Name), "name", "host.name_invalid")
 	}
-	v.Check(len([]rune(in.Zone)) <= 100, "zone", "field.too_long")
+	v.CheckLen(in.Zone, 100, "zone")
 	return v.Err()
 }
 

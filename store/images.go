@@ -40,12 +40,12 @@ func (in *ImageInput) validate(op string) error {
 	in.Description = strings.TrimSpace(in.Description)
 	v := errs.NewValidation(op)
 	v.Check(in.Name != "", "name", "field.required")
-	v.Check(len([]rune(in.Name)) <= 100, "name", "field.too_long")
+	v.CheckLen(in.Name, 100, "name")
 	v.Check(in.Reference != "", "reference", "field.required")
 	v.Check(len(in.Reference) <= 255 && !strings.ContainsAny(in.Reference, " \t\r\n"), "reference", "image.reference_invalid")
-	v.Check(len(in.CUDAVersion) <= 32, "cuda_version", "field.too_long")
-	v.Check(len([]rune(in.Frameworks)) <= 255, "frameworks", "field.too_long")
-	v.Check(len([]rune(in.Description)) <= 500, "description", "field.too_long")
+	v.CheckLen(in.CUDAVersion, 32, "cuda_version")
+	v.CheckLen(in.Frameworks, 255, "frameworks")
+	v.CheckLen(in.Description, 500, "description")
 	return v.Err()
 }
 

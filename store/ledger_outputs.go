@@ -72,9 +72,9 @@ func (in *OutputInput) validate(op string) error {
 		v.Add("quantity", "ledger.quantity_range")
 	}
 	v.Check(in.Unit != "", "unit", "field.required")
-	v.Check(len([]rune(in.Unit)) <= MaxOutputUnit, "unit", "field.too_long")
+	v.CheckLen(in.Unit, MaxOutputUnit, "unit")
 	v.Check(!strings.ContainsFunc(in.Unit, unicode.IsControl), "unit", "ledger.unit_invalid")
-	v.Check(len([]rune(in.Note)) <= MaxOutputNote, "note", "field.too_long")
+	v.CheckLen(in.Note, MaxOutputNote, "note")
 	v.Check(in.CorrectsID >= 0, "corrects_id", "ledger.correct_unknown")
 	return v.Err()
 }

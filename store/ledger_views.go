@@ -184,3 +184,18 @@ func (s *Store) roundMonths(ctx context.Context, bookingID int64, loc *time.Loca
 	}
 	return out, nil
 }
+
+// LatestLedgerMonth is the latest month of zone in which a round of teams
+// (nil: every team) ended, "" when none has: where the ledger and the
+// monthly report open, rather than on an empty month.
+func (s *Store) LatestLedgerMonth(ctx context.Context, zone *time.Location, teams []int64) (string, error) {
+	var months []string
+	q := s.read(ctx).Table("ledger_round_months").Where("zone = ? AND is_end_month = ?", zone.String(), true)
+	if err := inTeams(q, "team_id", teams).Order("month DESC").Limit(1).Pluck("month", &months).Error; err != nil {
+		return "", translate("store.LatestLedgerMonth", err)
+	}
+	if len(months) == 0 {
+		return "", nil
+	}
+	return months[0], nil
+}

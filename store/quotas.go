@@ -82,7 +82,7 @@ func (in *QuotaInput) validate(op string) error {
 	if !in.ValidFrom.IsZero() && !in.ExpiresAt.IsZero() {
 		v.Check(in.ExpiresAt.After(in.ValidFrom), "expires_at", "quota.expiry_before_start")
 	}
-	v.Check(len([]rune(in.Note)) <= 255, "note", "field.too_long")
+	v.CheckLen(in.Note, 255, "note")
 	return v.Err()
 }
 
@@ -97,9 +97,13 @@ func checkQuotaRefs(tx *gorm.DB, op string, in QuotaInput) error {
 		return err
 	}
 	v.Check(n == 1, "card_type", "cardtype.not_found")
-	if err := v.Err(); err != nil {
-		return err
-	}
+	return v.Err()
+}
+
+// checkQuotaOverlap refuses a quota whose window meets another of its team
+// and card type. Asked only of those who may manage the team's quotas: a
+// conflict answered to anyone else would map another team's windows.
+func checkQuotaOverlap(tx *gorm.DB, op string, in QuotaInput) error {
 	// Two quotas of one team and type may not overlap: which one a booking
 	// draws on must be unambiguous.
 	var clash int64
@@ -145,6 +149,9 @@ func (s *Store) CreateQuota(ctx context.Context, in QuotaInput) (*Quota, error) 
 			return err
 		}
 		if err := s.mayManageQuota(ctx, tx, op, in.TeamID); err != nil {
+			return err
+		}
+		if err := checkQuotaOverlap(tx, op, in); err != nil {
 			return err
 		}
 		// Under the card type's lock no booking can move the total between

@@ -85,13 +85,13 @@ func (in *TaskInput) validate(op string) error {
 	v := errs.NewValidation(op)
 	v.Check(in.TeamID > 0, "team_id", "task.team_required")
 	v.Check(in.Name != "", "name", "field.required")
-	v.Check(len([]rune(in.Name)) <= 100, "name", "field.too_long")
+	v.CheckLen(in.Name, 100, "name")
 	v.Check(schedule.PriorityRank(in.Priority) > 0, "priority", "task.priority_invalid")
 	v.Check(in.EstimateCardHours > 0 && in.EstimateCardHours <= 1_000_000, "estimate_card_hours", "task.estimate_range")
 	v.Check(schedule.ReadinessRank(in.DataReadiness) > 0, "data_readiness", "task.readiness_invalid")
 	v.Check(in.VRAMGiB >= 0 && in.VRAMGiB <= 100_000, "vram_gib", "task.vram_range")
 	v.Check(in.Precision == "" || validPrecision(in.Precision), "precision", "task.precision_invalid")
-	v.Check(len([]rune(in.Notes)) <= 2000, "notes", "field.too_long")
+	v.CheckLen(in.Notes, 2000, "notes")
 	if in.DataReadyAt != nil {
 		t := in.DataReadyAt.UTC()
 		in.DataReadyAt = &t
@@ -160,30 +160,37 @@ func (s *Store) CreateTask(ctx context.Context, in TaskInput) (*Task, error) {
 	if err := in.validate(op); err != nil {
 		return nil, err
 	}
-	now := s.now()
-	t := new(Task)
-	err := s.tx(ctx, op, func(tx *gorm.DB) error {
-		// A fresh row each run: a failed run left its id in it.
-		*t = Task{CreatedBy: ActorFrom(ctx).UserID, CreatedAt: now, UpdatedAt: now}
-		in.apply(t)
-		if err := checkTaskRefs(tx, op, in); err != nil {
-			return err
-		}
-		if err := mayPlanFor(ctx, tx, op, in.TeamID); err != nil {
-			return err
-		}
-		if err := tx.Create(t).Error; err != nil {
-			return err
-		}
-		if err := setTaskCardTypes(tx, t.ID, t.CardTypeIDs); err != nil {
-			return err
-		}
-		return s.audit(ctx, tx, "create", "task", t.ID, t.Name, nil, t)
+	var t *Task
+	err := s.tx(ctx, op, func(tx *gorm.DB) (err error) {
+		t, err = s.createTask(ctx, tx, op, in)
+		return err
 	})
 	if err != nil {
 		return nil, nameTaken(err, "task.name_taken")
 	}
 	return t, nil
+}
+
+// createTask writes a validated task inside tx, for CreateTask and for a
+// template used to book (whose task and booking commit together or not at
+// all). A fresh row each call: a failed run of tx left its id in the last.
+func (s *Store) createTask(ctx context.Context, tx *gorm.DB, op string, in TaskInput) (*Task, error) {
+	now := s.now()
+	t := &Task{CreatedBy: ActorFrom(ctx).UserID, CreatedAt: now, UpdatedAt: now}
+	in.apply(t)
+	if err := checkTaskRefs(tx, op, in); err != nil {
+		return nil, err
+	}
+	if err := mayPlanFor(ctx, tx, op, in.TeamID); err != nil {
+		return nil, err
+	}
+	if err := tx.Create(t).Error; err != nil {
+		return nil, err
+	}
+	if err := setTaskCardTypes(tx, t.ID, t.CardTypeIDs); err != nil {
+		return nil, err
+	}
+	return t, s.audit(ctx, tx, "create", "task", t.ID, t.Name, nil, t)
 }
 
 // UpdateTask replaces a task's baseline. Marking data ready lets the queue

@@ -33,8 +33,8 @@ func (in *TeamInput) validate(op string) error {
 	in.Description = strings.TrimSpace(in.Description)
 	v := errs.NewValidation(op)
 	v.Check(in.Name != "", "name", "field.required")
-	v.Check(len([]rune(in.Name)) <= 100, "name", "field.too_long")
-	v.Check(len([]rune(in.Description)) <= 500, "description", "field.too_long")
+	v.CheckLen(in.Name, 100, "name")
+	v.CheckLen(in.Description, 500, "description")
 	return v.Err()
 }
 

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -364,13 +365,46 @@ func (s *Store) FindBookingAlerts(ctx context.Context, bookingID int64) ([]Alert
 	return scanAlerts(s.alertViews(ctx).Where("a.booking_id = ?", bookingID).Order("a.started_at DESC, a.id DESC").Limit(100), "store.FindBookingAlerts")
 }
 
+// staleKinds are the episodes a portal that stopped may have left open.
+var staleKinds = []string{AlertVRAM, AlertHeldIdle, AlertReleaseWarned, AlertFault, AlertUnbooked, AlertForeign, AlertSpoof}
+
 // CloseStaleAlerts ends episodes left open before t (a portal that stopped
 // without closing them); the live state opens them again if they persist.
 func (s *Store) CloseStaleAlerts(ctx context.Context, t time.Time) (int64, error) {
-	res := s.read(ctx).Model(&Alert{}).Where("ended_at IS NULL AND started_at < ? AND kind IN ?", t.UTC(),
-		[]string{AlertVRAM, AlertHeldIdle, AlertReleaseWarned, AlertFault, AlertUnbooked, AlertForeign, AlertSpoof}).
-		Updates(map[string]any{"ended_at": t.UTC(), "open_key": nil})
-	return res.RowsAffected, translate("store.CloseStaleAlerts", res.Error)
+	return s.CloseStaleAlertsExcept(ctx, t, nil)
+}
+
+// CloseStaleAlertsExcept is CloseStaleAlerts sparing the episodes for which
+// live is true: those the caller's live state still raises (nil: none).
+func (s *Store) CloseStaleAlertsExcept(ctx context.Context, t time.Time, live func(Alert) bool) (int64, error) {
+	const op = "store.CloseStaleAlerts"
+	stale := func() *gorm.DB {
+		return s.read(ctx).Model(&Alert{}).Where("ended_at IS NULL AND started_at < ? AND kind IN ?", t.UTC(), staleKinds)
+	}
+	closed := map[string]any{"ended_at": t.UTC(), "open_key": nil}
+	if live == nil {
+		res := stale().Updates(closed)
+		return res.RowsAffected, translate(op, res.Error)
+	}
+	var open []Alert
+	if err := stale().Find(&open).Error; err != nil {
+		return 0, translate(op, err)
+	}
+	var ids []int64
+	for _, a := range open {
+		if !live(a) {
+			ids = append(ids, a.ID)
+		}
+	}
+	var n int64
+	for chunk := range slices.Chunk(ids, 500) {
+		res := s.read(ctx).Model(&Alert{}).Where("id IN ? AND ended_at IS NULL", chunk).Updates(closed)
+		if res.Error != nil {
+			return n, translate(op, res.Error)
+		}
+		n += res.RowsAffected
+	}
+	return n, nil
 }
 
 // AutoReleaseBooking releases a booking that stayed idle past the policy's

@@ -67,7 +67,7 @@ func (s *Store) CreateTelemetryToken(ctx context.Context, kind, name string, hos
 	}
 	v := errs.NewValidation(op)
 	v.Check(telemetryKind(kind), "kind", "token.kind_invalid")
-	v.Check(len([]rune(name)) <= 100, "name", "field.too_long")
+	v.CheckLen(name, 100, "name")
 	if err := v.Err(); err != nil {
 		return nil, "", err
 	}

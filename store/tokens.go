@@ -41,7 +41,7 @@ func (s *Store) CreateAPIToken(ctx context.Context, userID int64, name, kind str
 		name = "api"
 	}
 	v := errs.NewValidation(op)
-	v.Check(len([]rune(name)) <= 100, "name", "field.too_long")
+	v.CheckLen(name, 100, "name")
 	v.Check(kind == TokenUser, "kind", "token.kind_invalid")
 	if err := v.Err(); err != nil {
 		return nil, "", err
@@ -170,4 +170,46 @@ func (s *Store) RevokeAPIToken(ctx context.Context, id, userID int64) error {
 		}
 		return s.audit(ctx, tx, "revoke", "api_token", t.ID, t.Name, before, t)
 	})
+}
+
+// RevokeUserAPITokens revokes every live API token of the user (the
+// account page's "revoke all my tokens": a token leaked, or the laptop that
+// held them is gone), each revocation audited, and says how many.
+func (s *Store) RevokeUserAPITokens(ctx context.Context, userID int64) (int, error) {
+	const op = "store.RevokeUserAPITokens"
+	// After the commit: a lookup racing the change must not keep the old
+	// answer (see token_cache.go).
+	defer s.changed(ChangeTokens)
+	var n int
+	err := s.tx(ctx, op, func(tx *gorm.DB) error {
+		var err error
+		n, err = s.revokeUserTokens(ctx, tx, userID)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// revokeUserTokens revokes in tx the live user tokens of userID. Agent and
+// board tokens are the fleet's, not the person's who issued them: they stay.
+// The caller forgets cached lookups after the commit.
+func (s *Store) revokeUserTokens(ctx context.Context, tx *gorm.DB, userID int64) (int, error) {
+	var live []APIToken
+	if err := tx.Where("user_id = ? AND kind = ? AND revoked_at IS NULL", userID, TokenUser).Order("id").Find(&live).Error; err != nil {
+		return 0, err
+	}
+	now := s.now()
+	for _, t := range live {
+		before := t
+		t.RevokedAt = &now
+		if err := tx.Save(&t).Error; err != nil {
+			return 0, err
+		}
+		if err := s.audit(ctx, tx, "revoke", "api_token", t.ID, t.Name, before, t); err != nil {
+			return 0, err
+		}
+	}
+	return len(live), nil
 }

@@ -174,3 +174,50 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// A user's API tokens go all at once (revoke-all, a new password); the
+// agent and board tokens an admin issued are the fleet's and stay.
+func TestRevokeUserAPITokensLeavesTelemetryTokens(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachDialectName(t, func(t *testing.T, dialect string) {
+		st := storetest.MustOpenWith(t, dialect, store.Options{})
+		admin := MustUser(t, st, "root", store.RoleAdmin)
+		ctx := store.WithActor(context.Background(), store.Actor{UserID: admin.ID, Username: admin.Username})
+		_, user1, err := st.CreateAPIToken(ctx, admin.ID, "ci", store.TokenUser)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, agent, err := st.CreateTelemetryToken(ctx, store.TokenAgent, "gpu-01", "gpu-01")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := st.RevokeUserAPITokens(ctx, admin.ID)
+		if err != nil || n != 1 {
+			t.Fatalf("RevokeUserAPITokens = %d, %v; want 1", n, err)
+		}
+		if _, _, err := st.FindTokenUser(ctx, user1); !errs.Is(err, errs.Unauthorized) {
+			t.Errorf("a revoked user token still resolves: %v", err)
+		}
+		if _, err := st.FindTelemetryToken(ctx, store.TokenAgent, agent); err != nil {
+			t.Errorf("revoking the admin's tokens revoked the fleet's agent token: %v", err)
+		}
+		if n, err := st.RevokeUserAPITokens(ctx, admin.ID); err != nil || n != 0 {
+			t.Errorf("again: %d, %v; want 0", n, err)
+		}
+
+		_, user2, err := st.CreateAPIToken(ctx, admin.ID, "laptop", store.TokenUser)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pw := "a new password"
+		if _, err := st.UpdateUser(ctx, admin.ID, store.UserUpdate{Password: &pw}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := st.FindTokenUser(ctx, user2); !errs.Is(err, errs.Unauthorized) {
+			t.Errorf("a user token survived a new password: %v", err)
+		}
+		if _, err := st.FindTelemetryToken(ctx, store.TokenAgent, agent); err != nil {
+			t.Errorf("a new password revoked the fleet's agent token: %v", err)
+		}
+	})
+}

@@ -135,7 +135,7 @@ func (in *UserCreate) validate() error {
 	}
 	v := errs.NewValidation("store.CreateUser")
 	v.Check(usernamePattern.MatchString(in.Username), "username", "user.username_invalid")
-	v.Check(len([]rune(in.DisplayName)) <= 100, "display_name", "field.too_long")
+	v.CheckLen(in.DisplayName, 100, "display_name")
 	v.Check(in.Email == "" || emailPattern.MatchString(in.Email), "email", "user.email_invalid")
 	v.Check(RoleRank(in.Role) > 0, "role", "user.role_invalid")
 	if in.bootstrap {
@@ -258,7 +258,7 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 	if up.DisplayName != nil {
 		d := strings.TrimSpace(*up.DisplayName)
 		up.DisplayName = &d
-		v.Check(len([]rune(d)) <= 100, "display_name", "field.too_long")
+		v.CheckLen(d, 100, "display_name")
 	}
 	if up.Password != nil {
 		v.Check(len([]rune(*up.Password)) >= MinPasswordLength, "password", "user.password_short")
@@ -324,8 +324,13 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 			return err
 		}
 		if hash != "" {
-			// A new password ends every other session of the account.
+			// A new password ends every session of the account and revokes
+			// its API tokens: whoever knew the old password may have made
+			// them, and a token outliving the reset would keep them in.
 			if err := tx.Where("user_id = ?", id).Delete(&Session{}).Error; err != nil {
+				return err
+			}
+			if _, err := s.revokeUserTokens(ctx, tx, id); err != nil {
 				return err
 			}
 		}

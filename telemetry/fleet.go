@@ -1136,6 +1136,36 @@ func (f *Fleet) TakeEvents() []Event {
 	return out
 }
 
+// Raising lists the alert episodes open in the live state now, one opening
+// event each (At: now): what a replica that begins to write the episodes
+// compares with those the database holds open.
+func (f *Fleet) Raising() []Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.opts.Now()
+	var out []Event
+	for _, c := range f.cards {
+		if !c.registered || c.meta.ID == 0 {
+			continue
+		}
+		base := Event{UUID: c.meta.UUID, CardID: c.meta.ID, Open: true, At: now}
+		if c.hold.covers(now) {
+			base.BookingID = c.hold.BookingID
+		}
+		for _, k := range [...]struct {
+			on   bool
+			kind EventKind
+		}{{c.vramAlert, EventVRAM}, {c.idleAlert, EventHeldIdle}, {c.faultAlert, EventFault}, {c.unbooked, EventUnbooked}, {c.foreign, EventForeign}} {
+			if k.on {
+				e := base
+				e.Kind = k.kind
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
 // TakeUnregistered returns the cards the inventory lacks that reported
 // since the last call, for the pending-registration list.
 func (f *Fleet) TakeUnregistered() []CardView {

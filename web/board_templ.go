@@ -126,7 +126,7 @@ var boardScriptKeys = []string{
 	"board.state.busy", "board.state.full", "board.state.held_idle", "board.state.idle", "board.state.unbooked", "board.state.fault",
 	"board.state.offline", "board.state.maintenance",
 	"board.left", "board.idle_for", "board.hours_short", "board.minutes_short", "board.days_short",
-	"board.conn.live", "board.conn.stale", "board.conn.reconnecting", "board.conn.connecting",
+	"board.conn.live", "board.conn.stale", "board.conn.reconnecting", "board.conn.connecting", "board.conn.revoked",
 	"board.alert.vram", "board.alert.held_idle", "board.alert.release_warned", "board.alert.fault", "board.alert.unbooked",
 	"board.alert.foreign", "board.alert.spoof", "board.process", "board.process_anon", "board.no_processes", "board.unregistered_tile", "board.page", "board.no_data",
 	"board.sm", "board.sm_unit", "board.vram_unit", "board.instance", "board.waiting_item",

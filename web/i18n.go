@@ -102,7 +102,7 @@ func Keys() []string {
 // catalogue holds each message as {zh-CN, en}; keeping the pair on one line
 // makes a missing translation impossible. Each area keeps its messages in
 // its own file; a key defined twice is reported by DuplicateKeys.
-var catalogue, duplicateKeys = merge(coreMessages, bookingMessages, planningMessages, apiMessages, boardMessages, ledgerMessages, filesMessages, notifyMessages, approvalsMessages, quotaMessages, auditMessages)
+var catalogue, duplicateKeys = merge(coreMessages, bookingMessages, planningMessages, apiMessages, boardMessages, ledgerMessages, filesMessages, notifyMessages, approvalsMessages, quotaMessages, homeMessages, auditMessages)
 
 func merge(parts ...map[string][2]string) (map[string][2]string, []string) {
 	out := map[string][2]string{}
@@ -274,35 +274,25 @@ var coreMessages = map[string][2]string{
 	"login.submit":   {"登录", "Log in"},
 	"login.lead":     {"按需取用，闲时不占：先列任务与卡时，再按节奏取用。", "Take compute on demand and hold nothing idle: list tasks and card-hours first, then book to the rhythm."},
 
-	"account.title":            {"我的账户", "My account"},
-	"account.change_password":  {"修改密码", "Change password"},
-	"account.current_password": {"当前密码", "Current password"},
-	"account.new_password":     {"新密码（至少 8 位）", "New password (at least 8 characters)"},
-	"account.password_changed": {"密码已修改，其他登录已退出。", "Password changed; your other sessions were logged out."},
-	"account.tokens":           {"API 令牌", "API tokens"},
-	"account.token_name":       {"令牌名称", "Token name"},
-	"account.token_prefix":     {"前缀", "Prefix"},
-	"account.token_create":     {"生成令牌", "Create token"},
-	"account.token_created":    {"新令牌只显示这一次，请立即复制保存：", "The new token is shown this once; copy it now:"},
-	"account.token_revoke":     {"吊销", "Revoke"},
-	"account.token_revoked":    {"已吊销", "Revoked"},
-	"account.token_last_used":  {"最近使用", "Last used"},
-	"account.token_never":      {"从未", "Never"},
-	"account.token_help":       {"调用 /api/v1 时放在请求头：Authorization: Bearer <令牌>。", "Send it to /api/v1 as the header Authorization: Bearer <token>."},
-
-	"home.title":        {"概览", "Overview"},
-	"home.welcome":      {"%s，你好", "Hello, %s"},
-	"home.cards":        {"GPU 卡", "Cards"},
-	"home.card_types":   {"卡型", "Card types"},
-	"home.hosts":        {"主机", "Hosts"},
-	"home.teams":        {"团队", "Teams"},
-	"home.active_cards": {"在用 %d 张，维护 %d 张，退役 %d 张", "%d active, %d in maintenance, %d retired"},
-	"home.rules_title":  {"取用守则", "House rules"},
-	"home.rule1":        {"按需取用，波峰提前预约，用完早释放，闲时不占。", "Book on demand, reserve ahead for peaks, release early, hold nothing idle."},
-	"home.rule2":        {"先按显存与精度选卡型：费用 = 卡时 × 单价，任务拆短、批处理排密。", "Choose the card by VRAM and precision first: cost = card-hours × price; keep jobs short and dense."},
-	"home.rule3":        {"每个任务写清基线：优先级、卡时预估、数据就绪度；核心先跑，次要补位。", "Give every task a baseline: priority, card-hour estimate, data readiness; core first, secondary backfills."},
-	"home.rule4":        {"单卡别压太满，显存留余量；额度到期提前半月续。", "Do not pack a card to the brim, leave VRAM headroom; renew quotas half a month before they expire."},
-	"home.fleet":        {"卡型与价格", "Card types and prices"},
+	"account.title":                  {"我的账户", "My account"},
+	"account.change_password":        {"修改密码", "Change password"},
+	"account.current_password":       {"当前密码", "Current password"},
+	"account.new_password":           {"新密码（至少 8 位）", "New password (at least 8 characters)"},
+	"account.password_changed":       {"密码已修改：其他登录已退出，你的 API 令牌已全部吊销（需要的请重新生成）。", "Password changed: your other sessions were logged out and your API tokens revoked (create new ones where you need them)."},
+	"account.tokens":                 {"API 令牌", "API tokens"},
+	"account.token_name":             {"令牌名称", "Token name"},
+	"account.token_prefix":           {"前缀", "Prefix"},
+	"account.token_create":           {"生成令牌", "Create token"},
+	"account.token_created":          {"新令牌只显示这一次，请立即复制保存：", "The new token is shown this once; copy it now:"},
+	"account.token_revoke":           {"吊销", "Revoke"},
+	"account.token_revoked":          {"已吊销", "Revoked"},
+	"account.token_last_used":        {"最近使用", "Last used"},
+	"account.token_never":            {"从未", "Never"},
+	"account.tokens_revoke_all":      {"吊销我的全部令牌", "Revoke all my tokens"},
+	"account.tokens_revoke_all_help": {"令牌可能泄露、又不知道是哪一个时用：所有用它们调用 API 的脚本都会立即收到 401。修改密码时也会全部吊销。", "For a token that may have leaked when you do not know which: every script calling the API with one gets 401 at once. Changing your password revokes them all too."},
+	"account.tokens_revoke_all_q":    {"吊销你的全部 API 令牌？用它们的脚本将立即无法调用 API。", "Revoke all your API tokens? Scripts using them stop working at once."},
+	"account.tokens_revoked_all":     {"已吊销你的 %d 个 API 令牌。", "Revoked %d of your API tokens."},
+	"account.token_help":             {"调用 /api/v1 时放在请求头：Authorization: Bearer <令牌>。", "Send it to /api/v1 as the header Authorization: Bearer <token>."},
 
 	"section.coming":        {"该模块随后续版本上线；当前可查看资源清单。", "This module arrives in a later release; the inventory is available now."},
 	"board.inventory_title": {"资源分布", "Fleet layout"},
@@ -311,7 +301,7 @@ var coreMessages = map[string][2]string{
 	"form.has_errors": {"请修正标出的字段后再提交。", "Please correct the marked fields and submit again."},
 
 	"field.required":            {"此项必填。", "This field is required."},
-	"field.too_long":            {"内容过长。", "This is too long."},
+	"field.too_long":            {"最多 %d 个字符。", "At most %d characters."},
 	"field.limit_range":         {"每页条数须在 1 到 500 之间。", "The page size must be from 1 to 500."},
 	"field.offset_range":        {"偏移量不能为负数。", "The offset cannot be negative."},
 	"field.period_invalid":      {"结束时间须晚于开始时间。", "The end must be after the start."},
@@ -380,6 +370,7 @@ var coreMessages = map[string][2]string{
 	"auth.token_invalid":   {"API 令牌无效或已吊销。", "The API token is invalid or revoked."},
 	"auth.required":        {"请先登录。", "Please log in."},
 	"auth.forbidden":       {"你的角色无权访问此页面。", "Your role may not use this page."},
+	"metrics.denied":       {"/metrics 只对 CARDHOUR_METRICS_ALLOW 所列网络（默认仅本机）、带 CARDHOUR_METRICS_TOKEN 的请求和管理员开放。", "/metrics answers the networks in CARDHOUR_METRICS_ALLOW (by default this host only), requests with CARDHOUR_METRICS_TOKEN, and admins."},
 	"auth.rate_limited":    {"登录尝试过多，请 %d 秒后再试。", "Too many login attempts; try again in %d seconds."},
 	"auth.csrf":            {"表单已过期或来源不明，请刷新页面后重试。", "The form expired or came from elsewhere; reload the page and try again."},
 
@@ -392,6 +383,8 @@ var coreMessages = map[string][2]string{
 	"error.missing_reference": {"引用的记录不存在。", "A referenced record does not exist."},
 	"error.busy":              {"数据库繁忙，请重试。", "The database is busy; please try again."},
 	"error.db_unavailable":    {"数据库暂时无法访问，恢复后页面会自动可用，无需重启。", "The database cannot be reached right now; the portal recovers by itself when it returns."},
+	"error.timeout":           {"数据库在 %d 秒内没有应答，请求已停止。请稍后重试。", "The database did not answer within %d s, so the request was stopped. Please try again shortly."},
+	"error.timeout_write":     {"数据库在 %d 秒内没有应答，请求已停止。刚才的提交要么已完整保存，要么完全没有保存：请先查看是否已保存，再决定是否重试。", "The database did not answer within %d s, so the request was stopped. What you submitted was either saved whole or not at all: check whether it was saved before trying again."},
 	"error.internal":          {"服务器内部错误，已记录，请稍后重试。", "Something went wrong on our side; it has been logged. Please try again later."},
 	"error.not_found":         {"页面或记录不存在。", "The page or record does not exist."},
 	"error.bad_request":       {"请求格式不正确。", "The request is malformed."},
@@ -419,7 +412,7 @@ var coreMessages = map[string][2]string{
 	"booking.already_over":          {"该预约已结束。", "This booking is already over."},
 	"booking.approve_managers":      {"只有团队经理或管理员可以审批。", "Only the team's managers and admins may approve."},
 	"booking.cancel_running":        {"预约已开始，不能取消；请用“提前释放”归还剩余卡时。", "The booking has started and cannot be cancelled; release it early to return the remaining card-hours."},
-	"booking.count_range":           {"卡数须为 1 到单次上限之间的整数。", "The card count must be a whole number from 1 to the per-booking limit."},
+	"booking.count_range":           {"卡数须为 1 到 %d 之间的整数（单次预约上限）。", "The card count must be a whole number from 1 to %d (the most one booking may take)."},
 	"booking.end_before_start":      {"结束时间须晚于开始时间。", "The end must be after the start."},
 	"booking.end_required":          {"请填写结束时间。", "Enter the end time."},
 	"booking.extend_conflict":       {"这些卡在 %s 已被其他预约占用，无法延长。", "These cards are booked by someone else from %s; the booking cannot be extended."},
@@ -444,7 +437,7 @@ var coreMessages = map[string][2]string{
 	"notify.preempted": {"预约 #%v 被核心任务“%v”抢占（次要任务让位于核心任务）。", "Booking #%v was preempted by the core task “%v” (backfill gives way to core work)."},
 
 	"quota.expiry_before_start": {"到期时间须晚于生效时间。", "The expiry must be after the start of validity."},
-	"quota.hours_range":         {"额度卡时须大于 0。", "The card-hours must be above 0."},
+	"quota.hours_range":         {"额度卡时须大于 0，最多 10,000,000 卡时。", "The card-hours must be above 0 and at most 10,000,000 card-hours."},
 	"quota.identity_fixed":      {"额度的团队和卡型不能修改，请新建额度。", "A quota's team and card type cannot change; create a new quota."},
 	"quota.max_cards_range":     {"并发卡数上限须为 0（不限）到 10000。", "The concurrent-card cap must be 0 (none) to 10,000."},
 	"quota.none":                {"你的团队没有该卡型的有效额度，请联系经理或管理员申请。", "Your team has no valid quota for this card type; ask a manager or admin for one."},
@@ -455,7 +448,7 @@ var coreMessages = map[string][2]string{
 	"quota.overlap":             {"同一团队同一卡型的额度时段不能重叠。", "Quotas of one team and card type may not overlap in time."},
 	"quota.past_expiry":         {"预约超出额度到期时间 %s 小时，长任务可能中途断——请先续额度。", "The booking runs %s hours past the quota's expiry; renew the quota first so a long run is not cut off."},
 
-	"task.estimate_range":    {"卡时预估须大于 0。", "The card-hour estimate must be above 0."},
+	"task.estimate_range":    {"卡时预估须大于 0，最多 1,000,000 卡时。", "The card-hour estimate must be above 0 and at most 1,000,000 card-hours."},
 	"task.name_taken":        {"团队中已有同名任务。", "The team has a task with this name."},
 	"task.not_found":         {"任务不存在。", "Task not found."},
 	"task.precision_invalid": {"精度须为 fp32、tf32、bf16、fp16、fp8 或 int8。", "The precision must be fp32, tf32, bf16, fp16, fp8 or int8."},

@@ -17,6 +17,10 @@ var bookingMessages = map[string][2]string{
 	"bkkind.on_demand":  {"按需（立即开始）", "On demand (starts now)"},
 	"bkkind.advance":    {"提前预约", "Advance reservation"},
 
+	// Refusals of the booking rules (schedule.CheckAction).
+	"booking.release_not_started":      {"预约尚未开始，没有可提前释放的卡时；请改为取消。", "The booking has not started, so there is nothing to release early; cancel it instead."},
+	"booking.extend_awaiting_approval": {"预约还在等经理审批，不能延长；请取消后按需要的时段重新预约。", "The booking is still waiting for its manager's approval and cannot be extended; cancel it and book the window you need."},
+
 	// The booking start page.
 	"bkhome.tab":        {"预约", "Bookings"},
 	"bkhome.title":      {"预约", "Bookings"},
@@ -59,12 +63,13 @@ var bookingMessages = map[string][2]string{
 	"bkform.end":                {"结束时间", "End"},
 	"bkform.tz_help":            {"按 %s 时间填写。", "In %s time."},
 	"bkform.horizon_help":       {"最远可预约到 %d 天后。", "Up to %d days ahead."},
-	"bkform.time_invalid":       {"时间格式不正确，应为 年-月-日 时:分。", "This is not a valid time; use year-month-day hour:minute."},
+	"bkform.time_invalid":       {"时间格式不正确，应为 年-月-日 时:分，且在 2000-01-01 至 2200-01-01 之间。", "This is not a valid time; use year-month-day hour:minute, between 2000-01-01 and 2200-01-01."},
 	"bkform.queue":              {"没有空卡时排队等候", "Wait in the queue when no cards are free"},
 	"bkform.queue_help":         {"有卡释放时按“核心优先、数据就绪优先、先到先得”自动分配。", "When cards free up, the queue places requests core first, data-ready first, then first come."},
 	"bkform.override":           {"经理越权超额度", "Manager override of the quota"},
 	"bkform.override_help":      {"超出团队额度时仍然预约；此操作记入审计日志。", "Book even past the team's quota; the override is recorded in the audit log."},
 	"bkform.preview":            {"预览费用", "Preview cost"},
+	"bkform.vram_short":         {"少于 %d 张 %s（每张 %d GiB，留 %d%% 余量）装不下任务的 %s GiB 显存需求。", "Fewer than %d %s cards (%d GiB each, %d%% kept free) do not hold the task's %s GiB VRAM need."},
 	"bkform.estimate_left":      {"预估 %s 卡时，尚余 %s 卡时", "%s card-hours estimated, %s left"},
 
 	// Card type fit tables.
@@ -90,6 +95,7 @@ var bookingMessages = map[string][2]string{
 	"bkpreview.quota":         {"团队额度", "Team quota"},
 	"bkpreview.quota_left":    {"剩余 %s 卡时，本次后剩 %s 卡时（%s 到期）", "%s card-hours left, %s after this booking (expires %s)"},
 	"bkpreview.quota_none":    {"该卡型没有生效中的额度。", "No quota of this card type is in force."},
+	"bkpreview.vram_short":    {"%d × %d GiB 装不下任务的 %s GiB 显存需求：每张卡留 %d%% 余量，需要 %d 张。", "%d × %d GiB does not hold the task's %s GiB VRAM need: keeping %d%% of each card free takes %d cards."},
 	"bkpreview.over_estimate": {"本次预约 %s 卡时，超过任务剩余预估 %s 卡时（基线 %s 卡时）。不为想象中的峰值多取——确需更多，请先更新任务基线。", "This booking takes %s card-hours, more than the %s the task's estimate has left (baseline %s). Do not book for an imagined peak; if the task really needs more, update its baseline first."},
 	"bkpreview.override":      {"本次超出团队额度，将以经理越权方式预约并记入审计日志。", "This is over the team's quota; it is booked as a manager override and recorded in the audit log."},
 	"bkpreview.preempts":      {"核心任务先跑：将抢占 %d 个补位预约，其预约人会收到通知。", "Core work first: %d backfill booking(s) will be preempted and their owners told why."},
@@ -252,6 +258,9 @@ var bookingMessages = map[string][2]string{
 	"bkusage.alert.vram":           {"显存告警", "VRAM alert"},
 	"bkusage.alert.held_idle":      {"占而未用告警", "Held-but-idle alert"},
 	"bkusage.alert.release_warned": {"自动释放预警", "Auto-release warning"},
+	"bkusage.alert.fault":          {"卡故障", "Card fault"},
+	"bkusage.alert.foreign":        {"团队外的进程", "Processes from outside the team"},
+	"bkusage.alert.other":          {"告警", "Alert"},
 	"bkusage.alert.auto_released":  {"已自动释放", "Released automatically"},
 	"bkusage.ongoing":              {"进行中", "ongoing"},
 }

@@ -24,7 +24,14 @@ type Page struct {
 	// the viewer's approval ("待审批 N").
 	Unread    int
 	Approvals int
+	// NavOpen tells, for each path the navigation links to (NavPaths),
+	// which site roles may open it: the route table's access decides.
+	NavOpen map[string]map[string]bool
 }
+
+// CanOpen tells whether the navigation shows the viewer the item linking
+// to path: only when its page admits them.
+func (p Page) CanOpen(path string) bool { return p.User != nil && p.NavOpen[path][p.User.Role] }
 
 // Viewer is the logged-in user as the layout shows them.
 type Viewer struct {

@@ -439,8 +439,15 @@
       apply(m);
       setConn("live");
     };
-    socket.onclose = function () {
+    socket.onclose = function (ev) {
       socket = null;
+      if (ev && ev.code === 4401) {
+        // The server closed it because its credential went (a revoked
+        // token, a logout, a disabled user): retrying would only be
+        // refused. Say so; a person signs in or an admin issues a token.
+        setConn("revoked");
+        return;
+      }
       setConn("reconnecting");
       retry();
     };

@@ -24,5 +24,24 @@
       var el = form.querySelector("[name=" + n + "]");
       if (el) { el.addEventListener("input", function () { pick("window"); }); }
     });
+    // The VRAM warning follows the chosen type and count: each type's
+    // warning carries the count that holds the task (the server's sizing).
+    var warnings = form.querySelectorAll("[data-testid=vram-warning]");
+    var count = form.querySelector("[name=count]");
+    var warn = function () {
+      var chosen = form.querySelector("input[name=card_type]:checked");
+      var n = parseInt(count ? count.value : "", 10);
+      warnings.forEach(function (w) {
+        var show = chosen && w.getAttribute("data-card-type") === chosen.value &&
+          !isNaN(n) && n < parseInt(w.getAttribute("data-min"), 10);
+        w.hidden = !show;
+      });
+    };
+    if (warnings.length > 0) {
+      if (count) { count.addEventListener("input", warn); }
+      form.querySelectorAll("input[name=card_type]").forEach(function (r) {
+        r.addEventListener("change", warn);
+      });
+    }
   }
 })();

@@ -62,8 +62,8 @@ func (a *Area) changePassword(c echo.Context) error {
 		}
 		return a.renderAccount(c, response.StatusOf(err), "", pw, web.NewForm())
 	}
-	// The password change ended every session, this one too; start a new one
-	// so the user stays logged in here.
+	// The password change ended every session, this one too, and revoked the
+	// API tokens; start a new session so the user stays logged in here.
 	token, err := a.Store.CreateSession(c.Request().Context(), u.ID)
 	if err != nil {
 		return err
@@ -96,4 +96,14 @@ func (a *Area) revokeOwnToken(c echo.Context) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/account")
+}
+
+// revokeAllOwnTokens revokes every API token of the user at once, for a
+// token that leaked without the user knowing which.
+func (a *Area) revokeAllOwnTokens(c echo.Context) error {
+	n, err := a.Store.RevokeUserAPITokens(c.Request().Context(), request.User(c).ID)
+	if err != nil {
+		return err
+	}
+	return a.Pages.RedirectWithFlash(c, "/account", web.T(request.Lang(c), "account.tokens_revoked_all", n))
 }

@@ -17,6 +17,7 @@ func (a *Area) Routes() []route.Route {
 		route.New(route.POST, "/account/password", route.Viewer, a.changePassword),
 		route.New(route.POST, "/account/tokens", route.Viewer, a.createOwnToken),
 		route.New(route.POST, "/account/tokens/:id/revoke", route.Viewer, a.revokeOwnToken),
+		route.New(route.POST, "/account/tokens/revoke-all", route.Viewer, a.revokeAllOwnTokens),
 		route.New(route.GET, "/", route.Viewer, a.home),
 		route.Op(route.GET, "/api/v1/me", route.Viewer, a.apiMe, route.API{
 			Tag:     "meta",

@@ -90,15 +90,15 @@ func cardTypeForm(t *store.CardType) web.Form {
 }
 
 func (a *Area) cardTypesPage(c echo.Context) error {
-	return a.renderCardTypes(c, http.StatusOK, web.NewForm())
+	return a.renderCardTypes(c, http.StatusOK, web.NewForm(), "")
 }
 
-func (a *Area) renderCardTypes(c echo.Context, status int, f web.Form) error {
+func (a *Area) renderCardTypes(c echo.Context, status int, f web.Form, listErr string) error {
 	rows, err := a.cardTypeRows(c)
 	if err != nil {
 		return err
 	}
-	return response.Render(c, status, web.CardTypesPage(a.Pages.Page(c, "admin.cardtypes", "admin"), rows, f))
+	return response.Render(c, status, web.CardTypesPage(a.Pages.Page(c, "admin.cardtypes", "admin"), rows, f, listErr))
 }
 
 func (a *Area) createCardTypeForm(c echo.Context) error {
@@ -113,7 +113,7 @@ func (a *Area) createCardTypeForm(c echo.Context) error {
 	if !response.FormFailed(request.Lang(c), err, &f) {
 		return err
 	}
-	return a.renderCardTypes(c, response.StatusOf(err), f)
+	return a.renderCardTypes(c, response.StatusOf(err), f, "")
 }
 
 func (a *Area) editCardTypePage(c echo.Context) error {
@@ -157,6 +157,9 @@ func (a *Area) deleteCardTypeForm(c echo.Context) error {
 		return err
 	}
 	if err := a.Store.DeleteCardType(c.Request().Context(), id); err != nil {
+		if msg, ok := response.Refusal(request.Lang(c), err); ok {
+			return a.renderCardTypes(c, response.StatusOf(err), web.NewForm(), msg)
+		}
 		return err
 	}
 	return a.Pages.RedirectWithFlash(c, "/admin/card-types", web.T(request.Lang(c), "admin.deleted", t.Name))

@@ -688,3 +688,20 @@ func TestAdminAuditPageAndAPI(t *testing.T) {
 	}
 	admWantStatus(t, e.admAPI("manager", http.MethodGet, "/api/v1/audit", "", nil), http.StatusForbidden, "manager reads audit")
 }
+
+// TestAdminDeletingACardTypeInUseSaysSoOnTheList: deleting a card type that
+// cards still use is refused on the card-type list itself (409, the reason
+// above the table, the type still listed), not on a full-page error.
+func TestAdminDeletingACardTypeInUseSaysSoOnTheList(t *testing.T) {
+	e := newEnv(t, servertest.Options{})
+	ct := e.admCardType("NVIDIA H800 80GB")
+	e.admCard(e.admHost("gpu-bj-01").ID, ct.ID, 0)
+	c := e.LoggedIn(store.RoleAdmin)
+	r := c.PostForm("/admin/card-types/"+strconv.FormatInt(ct.ID, 10)+"/delete", url.Values{}, true)
+	admWantStatus(t, r, http.StatusConflict, "delete a card type in use")
+	doc := r.Doc(t)
+	if doc.Find(`[data-testid=list-error]`).Length() != 1 || doc.Find(`[data-testid=cardtypes-table]`).Length() != 1 ||
+		!strings.Contains(doc.Find(`[data-testid=cardtypes-table]`).Text(), "NVIDIA H800 80GB") {
+		t.Errorf("want the card-type list with the refusal above it:\n%.2000s", r)
+	}
+}

@@ -331,7 +331,7 @@ func (a *Area) apiCreateTelemetryToken(kind string) echo.HandlerFunc {
 		}
 		out := telemetryTokenJSON{ID: t.ID, Kind: t.Kind, Name: t.Name, Prefix: t.Prefix, CreatedAt: t.CreatedAt, Token: secret, Hosts: t.Hosts}
 		if kind == store.TokenBoard {
-			out.BoardURL = a.portalURL(c) + "/board?token=" + secret
+			out.BoardURL = a.portalURL() + "/board?token=" + secret // a path without CARDHOUR_BASE_URL
 		}
 		return c.JSON(http.StatusCreated, out)
 	}

@@ -7,6 +7,9 @@
 package board
 
 import (
+	"bufio"
+	"time"
+
 	"cardhour/server/area"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,3 +27,7 @@ func New(d area.Deps, reg *prometheus.Registry) *Area {
 	a.live = newLive(a, reg)
 	return a
 }
+
+// WriteMetrics writes the live fleet's per-card gauges in Prometheus' text
+// format, for the kernel's /metrics to follow the registry's families with.
+func (a *Area) WriteMetrics(w *bufio.Writer) { a.live.metrics.cards.write(w, time.Now()) }

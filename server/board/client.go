@@ -17,6 +17,9 @@ type client struct {
 	hub  *hub
 	conn *websocket.Conn
 	send chan frame
+	// cred is what let the client in, asked again while it stays
+	// (guard.go); zero for clients no credential admitted (the hub's tests).
+	cred credential
 	// Set by the hub before it closes send; the close of the channel
 	// publishes them to writePump.
 	closeCode int

@@ -32,3 +32,22 @@ func (a *Area) RefreshNow(ctx context.Context) error {
 
 // ProcessEventsNow turns the alert episodes the fleet saw into alerts.
 func (a *Area) ProcessEventsNow(ctx context.Context) error { return a.live.processEvents(ctx) }
+
+// SetCredentialCheck sets how often open sockets' credentials are asked
+// again unprompted; call it before Start.
+func (a *Area) SetCredentialCheck(d time.Duration) { a.live.credEvery = d }
+
+// SetInventoryNow puts metas in the live state as if the inventory loop had
+// loaded them: a benchmark's 10,000 cards without 10,000 database rows.
+func (a *Area) SetInventoryNow(metas []telemetry.CardMeta) { a.live.fleet.SetInventory(metas) }
+
+// IngestNow feeds samples into the live state as a push would.
+func (a *Area) IngestNow(samples []telemetry.Sample) telemetry.IngestResult {
+	return a.live.fleet.Ingest(samples, telemetry.SourceAgent, time.Now())
+}
+
+// SetHoldsNow says which booking holds which card, as the holds loop would.
+func (a *Area) SetHoldsNow(holds map[string]telemetry.Hold) { a.live.fleet.SetHolds(holds) }
+
+// Snapshot is every card of the live state.
+func (a *Area) Snapshot() []telemetry.CardView { return a.live.fleet.Snapshot() }

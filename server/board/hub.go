@@ -56,8 +56,12 @@ type hub struct {
 
 	register   chan *client
 	unregister chan *client
-	done       chan struct{} // closed when run returns
-	pumps      sync.WaitGroup
+	// The credential guard (guard.go) lists the clients and expels those
+	// whose credential went, through the hub: it alone owns the set.
+	list     chan chan []*client
+	expelled chan expulsion
+	done     chan struct{} // closed when run returns
+	pumps    sync.WaitGroup
 
 	mu      sync.Mutex
 	running bool
@@ -65,7 +69,38 @@ type hub struct {
 
 func newHub(fl *telemetry.Fleet, alerts func() []telemetry.AlertView, m *boardMetrics, opts hubOptions) *hub {
 	return &hub{opts: opts, fleet: fl, alerts: alerts, metrics: m, now: time.Now,
-		register: make(chan *client), unregister: make(chan *client), done: make(chan struct{})}
+		register: make(chan *client), unregister: make(chan *client), list: make(chan chan []*client), expelled: make(chan expulsion),
+		done: make(chan struct{})}
+}
+
+// expulsion is a client to hang up on, and what to tell it.
+type expulsion struct {
+	c      *client
+	code   int
+	reason string
+}
+
+// clients lists the connected clients; none once the hub stopped or ctx
+// ended.
+func (h *hub) clients(ctx context.Context) []*client {
+	reply := make(chan []*client, 1) // the hub never waits to answer
+	select {
+	case h.list <- reply:
+		return <-reply
+	case <-h.done:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// expel closes a client's connection with code and reason (its writer
+// sends the close frame); a client already gone is left alone.
+func (h *hub) expel(ctx context.Context, c *client, code int, reason string) {
+	select {
+	case h.expelled <- expulsion{c: c, code: code, reason: reason}:
+	case <-h.done:
+	case <-ctx.Done():
+	}
 }
 
 // isRunning tells whether run has started and not ended.
@@ -193,6 +228,14 @@ func (h *hub) run(ctx context.Context) {
 			}
 		case c := <-h.unregister:
 			drop(c, websocket.CloseNormalClosure, "")
+		case x := <-h.expelled:
+			drop(x.c, x.code, x.reason)
+		case reply := <-h.list:
+			out := make([]*client, 0, len(clients))
+			for c := range clients {
+				out = append(out, c)
+			}
+			reply <- out
 		case <-h.fleet.Changed():
 			if pending {
 				continue

@@ -27,9 +27,9 @@ type live struct {
 	hub     *hub
 	metrics *boardMetrics
 
-	refreshMu   sync.Mutex
-	inventoryAt time.Time
-	holdsAt     time.Time
+	// inventory and holds load the cards and the bookings holding them
+	// into the fleet, one load at a time for all who ask (reload.go).
+	inventory, holds *reloader
 
 	alertsMu sync.Mutex
 	alerts   []telemetry.AlertView
@@ -41,23 +41,47 @@ type live struct {
 	warned map[int64]time.Time // bookings the auto-release policy warned, and when (loop-owned)
 
 	// The alerts loop's own: whether its first round as the lease holder
-	// has passed, and when a replica without the lease last read the alerts.
+	// has passed; the episodes open before staleBefore (this process's
+	// start; zero: none to look at) that it closes at staleUntil unless its
+	// fleet raises them then; and when a replica without the lease last
+	// read the alerts.
 	staleChecked bool
+	staleBefore  time.Time
+	staleUntil   time.Time
 	alertsReadAt time.Time
 	tokens       tokenCache // agent tokens recently found valid
 
 	// cluster shares each batch this replica receives with the others and
 	// brings theirs (shared.go); reload asks the inventory loop for a
-	// reload now (another replica changed the inventory).
-	cluster cluster.Cluster
-	reload  chan struct{}
+	// reload now (another replica changed the inventory), reloadUnknown
+	// for one unless the last is recent (another replica's batch carried
+	// cards this one does not know).
+	cluster       cluster.Cluster
+	reload        chan struct{}
+	reloadUnknown chan struct{}
+
+	// recheck wakes the socket guard (guard.go): a token or user changed;
+	// credEvery is how often it asks unprompted.
+	recheck   chan struct{}
+	credEvery time.Duration
 }
+
+// reloadGap is the least time between two loads of the inventory (or of
+// the holds): with 10,000 cards each is a read of 10,000 rows, and a burst
+// of changes (an import through the API) asks for one per change.
+const reloadGap = time.Second
+
+// unknownReloadAge is how recent a load of the inventory must be for a
+// push of cards it lacks: an admin's new card is registered within
+// seconds, and a stranger that keeps reporting costs a load every few.
+const unknownReloadAge = 5 * time.Second
 
 // maxUnsaved bounds the rollups kept while the database is unreachable.
 const maxUnsaved = 200000
 
 func newLive(a *Area, reg *prometheus.Registry) *live {
-	l := &live{a: a, warned: map[int64]time.Time{}, cluster: a.Cluster, reload: make(chan struct{}, 1)}
+	l := &live{a: a, warned: map[int64]time.Time{}, cluster: a.Cluster, reload: make(chan struct{}, 1),
+		reloadUnknown: make(chan struct{}, 1), recheck: make(chan struct{}, 1), credEvery: credCheckEvery}
 	if l.cluster == nil {
 		l.cluster = cluster.NewLocal()
 	}
@@ -67,6 +91,8 @@ func newLive(a *Area, reg *prometheus.Registry) *live {
 		Intervals: map[telemetry.Source]time.Duration{telemetry.SourceAgent: time.Second, telemetry.SourceDCGM: a.Config.DCGMInterval,
 			telemetry.SourceSimulator: time.Second}})
 	l.metrics = newBoardMetrics(reg, l.fleet)
+	l.inventory = &reloader{load: l.loadInventory, gap: reloadGap}
+	l.holds = &reloader{load: l.loadHolds, gap: reloadGap}
 	l.hub = newHub(l.fleet, l.openAlerts, l.metrics, defaultHubOptions())
 	l.cluster.Subscribe(cluster.TopicSamples, l.applyShared)
 	return l
@@ -81,26 +107,25 @@ func (l *live) openAlerts() []telemetry.AlertView {
 
 // ensureFresh reloads the inventory and the holds when they are older than
 // maxAge, so a page or API call answers from current bookings even before
-// (or without) the loops.
+// (or without) the loops. Callers at once share the loads.
 func (l *live) ensureFresh(ctx context.Context, maxAge time.Duration) error {
-	now := time.Now()
-	l.refreshMu.Lock()
-	inv, holds := now.Sub(l.inventoryAt) > maxAge, now.Sub(l.holdsAt) > maxAge
-	l.refreshMu.Unlock()
-	if inv {
-		if err := l.refreshInventory(ctx); err != nil {
-			return err
-		}
+	if err := l.inventory.within(ctx, maxAge); err != nil {
+		return err
 	}
-	if holds {
-		return l.refreshHolds(ctx)
-	}
-	return nil
+	return l.holds.within(ctx, maxAge)
 }
 
-// refreshInventory loads every card into the fleet, and the OS accounts
-// of each team (to tell a booking's processes from foreign ones).
-func (l *live) refreshInventory(ctx context.Context) error {
+// refreshInventory loads the inventory anew: a load that starts after the
+// call, shared with whoever else asks meanwhile.
+func (l *live) refreshInventory(ctx context.Context) error { return l.inventory.within(ctx, 0) }
+
+// refreshHolds loads the holds anew, as refreshInventory the inventory.
+func (l *live) refreshHolds(ctx context.Context) error { return l.holds.within(ctx, 0) }
+
+// loadInventory loads every card into the fleet, and the OS accounts of
+// each team (to tell a booking's processes from foreign ones).
+func (l *live) loadInventory(ctx context.Context) error {
+	l.metrics.loads.WithLabelValues("inventory").Inc()
 	cards, err := l.a.Store.FindCards(ctx, store.CardFilter{})
 	if err != nil {
 		return err
@@ -124,16 +149,14 @@ func (l *live) refreshInventory(ctx context.Context) error {
 	}
 	l.fleet.SetInventory(metas)
 	l.fleet.SetTeamAccounts(accounts)
-	l.refreshMu.Lock()
-	l.inventoryAt = time.Now()
-	l.refreshMu.Unlock()
 	return nil
 }
 
-// refreshHolds loads which booking holds which card now and the queues
-// per card type.
-func (l *live) refreshHolds(ctx context.Context) error {
+// loadHolds loads which booking holds which card now and the queues per
+// card type.
+func (l *live) loadHolds(ctx context.Context) error {
 	now := time.Now()
+	l.metrics.loads.WithLabelValues("holds").Inc()
 	hs, err := l.a.Store.FindCardHolds(ctx, now)
 	if err != nil {
 		return err
@@ -157,9 +180,6 @@ func (l *live) refreshHolds(ctx context.Context) error {
 	}
 	l.fleet.SetHolds(holds)
 	l.fleet.SetWaiting(queues)
-	l.refreshMu.Lock()
-	l.holdsAt = now
-	l.refreshMu.Unlock()
 	return nil
 }
 
@@ -214,6 +234,11 @@ func (a *Area) Start(ctx context.Context) (stop func()) {
 	go func() {
 		defer wg.Done()
 		l.hub.run(ctx)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		l.guardSockets(ctx, l.credEvery)
 	}()
 	goLoop("holds", 5*time.Second, l.refreshHolds)
 	goLoop("inventory", 30*time.Second, l.refreshInventory)
@@ -311,15 +336,10 @@ func (l *live) ingest(ctx context.Context, samples []telemetry.Sample, src telem
 func (l *live) counted(ctx context.Context, res telemetry.IngestResult, src telemetry.Source) error {
 	if res.Unknown > 0 {
 		// A card an admin just added reports before the next scheduled
-		// reload: reload now (at most every few seconds), so it is not
-		// taken for a stranger.
-		l.refreshMu.Lock()
-		stale := time.Since(l.inventoryAt) > 5*time.Second
-		l.refreshMu.Unlock()
-		if stale {
-			if err := l.refreshInventory(ctx); err != nil {
-				return err
-			}
+		// reload: reload now (at most every few seconds, the pushes at
+		// once sharing it), so it is not taken for a stranger.
+		if err := l.inventory.within(ctx, unknownReloadAge); err != nil {
+			return err
 		}
 	}
 	m := l.metrics.samples
@@ -366,26 +386,62 @@ type alertDetail struct {
 }
 
 // staleCloseWithin is how soon after start a replica that takes the board's
-// alerts lease closes the episodes the last run left open: a lease taken
-// that soon was free at start, so no live replica was raising them (one
-// taken over later is another's, whose episodes are live).
+// alerts lease looks for the episodes the last run left open: a lease taken
+// that soon was free at start (the whole portal restarted) or given up by a
+// holder that stopped (this process is that holder, restarted) — and then
+// the episodes open now may still be raised by the other replicas' fleets.
+// One taken over later is another's, whose fleet already knows the live
+// episodes.
 const staleCloseWithin = 30 * time.Second
 
-// persistEvents is the alerts lease holder's round: on its first, right
-// after start, it closes the episodes left open by the last run (the live
-// state opens them again if they persist); then it writes the episodes.
+// staleGrace is how long past the offline window a fresh holder waits for
+// its fleet to see the cards again before it closes the episodes it does
+// not raise: a card that has not reported by then is offline, which ends
+// its episodes anyway.
+const staleGrace = 5 * time.Second
+
+// persistEvents is the alerts lease holder's round: it writes the episodes
+// its fleet sees; on its first round right after start it notes the
+// episodes already open, and once its fleet has had the offline window to
+// see their cards, it closes those its fleet does not raise (left open by
+// the last run: the live state opens them again if they persist). Closing
+// them at once would close episodes the other replicas still see — the
+// holder restarted, not the portal — until a sample opens them again.
 func (l *live) persistEvents(ctx context.Context, started time.Time) error {
 	if !l.staleChecked {
 		l.staleChecked = true
 		if time.Since(started) < staleCloseWithin {
-			if n, err := l.a.Store.CloseStaleAlerts(ctx, started); err != nil {
-				l.a.Log.Warn("board: stale alerts not closed", "err", err)
-			} else if n > 0 {
-				l.a.Log.Info("closed alerts left open by the last run", "alerts", n)
-			}
+			l.staleBefore = started
+			l.staleUntil = time.Now().Add(l.a.Config.Thresholds.OfflineAfter + staleGrace)
 		}
 	}
-	return l.processEvents(ctx)
+	if err := l.processEvents(ctx); err != nil {
+		return err
+	}
+	if l.staleBefore.IsZero() || time.Now().Before(l.staleUntil) {
+		return nil
+	}
+	type episode struct {
+		kind string
+		card int64
+	}
+	raising := map[episode]bool{}
+	for _, e := range l.fleet.Raising() {
+		raising[episode{alertKinds[e.Kind], e.CardID}] = true
+	}
+	n, err := l.a.Store.CloseStaleAlertsExcept(ctx, l.staleBefore, func(a store.Alert) bool {
+		return a.CardID != nil && raising[episode{a.Kind, *a.CardID}]
+	})
+	if err != nil {
+		l.a.Log.Warn("board: stale alerts not closed", "err", err)
+		return nil // the next round tries again
+	}
+	l.staleBefore = time.Time{}
+	if n == 0 {
+		return nil
+	}
+	l.a.Log.Info("closed alerts left open by the last run", "alerts", n)
+	return l.refreshAlerts(ctx)
 }
 
 // dropEvents is the round of a replica without the alerts lease: the

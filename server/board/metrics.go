@@ -1,7 +1,6 @@
 package board
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +16,8 @@ type boardMetrics struct {
 	frameBytes prometheus.Counter
 	dropped    *prometheus.CounterVec
 	latency    prometheus.Histogram
+	loads      *prometheus.CounterVec
+	cards      *cardMetrics
 }
 
 func newBoardMetrics(reg *prometheus.Registry, fl *telemetry.Fleet) *boardMetrics {
@@ -42,36 +43,25 @@ func newBoardMetrics(reg *prometheus.Registry, fl *telemetry.Fleet) *boardMetric
 			Help:    "From a sample's arrival to the frame carrying it being written to a board, per board.",
 			Buckets: []float64{.005, .01, .025, .05, .075, .1, .125, .15, .175, .2, .25, .3, .5, 1, 2, 5},
 		}),
+		// Each is a whole read of the cards (or the bookings holding them):
+		// with 10,000 cards, a rate of more than a few a minute is a storm.
+		loads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cardhour_board_loads_total", Help: "Loads of the inventory or of the holds from the database into the live state, by what was loaded.",
+		}, []string{"what"}),
+		cards: &cardMetrics{fleet: fl},
 	}
-	reg.MustRegister(m.samples, m.clients, m.frames, m.frameBytes, m.dropped, m.latency, &fleetCollector{fleet: fl})
+	reg.MustRegister(m.samples, m.clients, m.frames, m.frameBytes, m.dropped, m.latency, m.loads, &fleetCollector{fleet: fl})
 	return m
 }
 
-// fleetCollector exports the live fleet on /metrics: one gauge per card and
-// reading, labelled uuid/host/type (and index), so an existing Prometheus
-// and Grafana can chart the same numbers the board shows.
+// fleetCollector exports the fleet's totals through the registry. The
+// per-card gauges are cardMetrics' (card_metrics.go): written straight
+// from the live state, not through the registry.
 type fleetCollector struct {
 	fleet *telemetry.Fleet
 }
 
 var (
-	cardLabels   = []string{"uuid", "host", "type", "index"}
-	descUtil     = prometheus.NewDesc("cardhour_gpu_utilization_percent", "GPU utilisation reported by the card.", cardLabels, nil)
-	descMemUsed  = prometheus.NewDesc("cardhour_gpu_memory_used_mib", "VRAM in use, MiB.", cardLabels, nil)
-	descMemTotal = prometheus.NewDesc("cardhour_gpu_memory_total_mib", "VRAM size, MiB.", cardLabels, nil)
-	descTemp     = prometheus.NewDesc("cardhour_gpu_temperature_celsius", "GPU temperature.", cardLabels, nil)
-	descPower    = prometheus.NewDesc("cardhour_gpu_power_watts", "Board power draw.", cardLabels, nil)
-	descHeld     = prometheus.NewDesc("cardhour_gpu_booked", "1 when a booking holds the card now.", cardLabels, nil)
-	descAge      = prometheus.NewDesc("cardhour_gpu_sample_age_seconds", "Seconds since the card's last sample.", cardLabels, nil)
-	descState    = prometheus.NewDesc("cardhour_gpu_state", "1 for the card's current board state (busy, full, held_idle, idle, unbooked, fault, offline, maintenance).",
-		append(cardLabels, "state"), nil)
-	descSM       = prometheus.NewDesc("cardhour_gpu_sm_active_percent", "SM (graphics engine) activity from DCGM; on a MIG card the busiest instance's.", cardLabels, nil)
-	descInstUsed = prometheus.NewDesc("cardhour_gpu_instance_memory_used_mib", "VRAM in use in a MIG GPU instance, MiB.",
-		append(cardLabels, "gpu_instance", "profile"), nil)
-	descInstTotal = prometheus.NewDesc("cardhour_gpu_instance_memory_total_mib", "VRAM of a MIG GPU instance, MiB.",
-		append(cardLabels, "gpu_instance", "profile"), nil)
-	descInstProcs = prometheus.NewDesc("cardhour_gpu_instance_processes", "Compute processes in a MIG GPU instance.",
-		append(cardLabels, "gpu_instance", "profile"), nil)
 	descFleetCards    = prometheus.NewDesc("cardhour_fleet_cards", "Cards on the board by state.", []string{"state"}, nil)
 	descFleetBooked   = prometheus.NewDesc("cardhour_fleet_booked_cards", "Cards a booking holds now.", nil, nil)
 	descFleetBusy     = prometheus.NewDesc("cardhour_fleet_busy_cards", "Cards busy or full now.", nil, nil)
@@ -81,55 +71,13 @@ var (
 )
 
 func (fc *fleetCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descUtil, descMemUsed, descMemTotal, descTemp, descPower, descHeld, descAge, descState,
-		descSM, descInstUsed, descInstTotal, descInstProcs,
-		descFleetCards, descFleetBooked, descFleetBusy, descFleetUtil, descFleetHeldIdle, descFleetUnreg} {
+	for _, d := range []*prometheus.Desc{descFleetCards, descFleetBooked, descFleetBusy, descFleetUtil, descFleetHeldIdle, descFleetUnreg} {
 		ch <- d
 	}
 }
 
 func (fc *fleetCollector) Collect(ch chan<- prometheus.Metric) {
-	now := time.Now()
-	gauge := func(d *prometheus.Desc, v *float64, labels []string) {
-		if v != nil {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, *v, labels...)
-		}
-	}
-	for _, c := range fc.fleet.Snapshot() {
-		if !c.Registered {
-			continue
-		}
-		labels := []string{c.UUID, c.Host, c.Type, strconv.Itoa(c.Index)}
-		gauge(descUtil, c.Util, labels)
-		gauge(descMemUsed, c.MemUsedMiB, labels)
-		gauge(descMemTotal, c.MemTotalMiB, labels)
-		gauge(descTemp, c.TempC, labels)
-		gauge(descPower, c.PowerW, labels)
-		gauge(descSM, c.SMActive, labels)
-		for _, in := range c.Instances {
-			il := append(append([]string(nil), labels...), strconv.Itoa(in.ID), in.Profile)
-			gauge(descInstUsed, in.MemUsedMiB, il)
-			gauge(descInstTotal, in.MemTotalMiB, il)
-			n := float64(in.Processes)
-			gauge(descInstProcs, &n, il)
-		}
-		held := 0.0
-		if c.Hold != nil && !now.Before(c.Hold.Start) && now.Before(c.Hold.End) {
-			held = 1
-		}
-		ch <- prometheus.MustNewConstMetric(descHeld, prometheus.GaugeValue, held, labels...)
-		if !c.LastSample.IsZero() {
-			ch <- prometheus.MustNewConstMetric(descAge, prometheus.GaugeValue, now.Sub(c.LastSample).Seconds(), labels...)
-		}
-		for _, st := range telemetry.States {
-			v := 0.0
-			if c.State == st {
-				v = 1
-			}
-			ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, v, append(labels, string(st))...)
-		}
-	}
-	sum := fc.fleet.Summary(now)
+	sum := fc.fleet.Summary(time.Now())
 	for _, st := range telemetry.States {
 		ch <- prometheus.MustNewConstMetric(descFleetCards, prometheus.GaugeValue, float64(sum.States[st]), string(st))
 	}

@@ -133,9 +133,11 @@ func boardTile(cv telemetry.CardView) web.BoardTile {
 
 // boardSocket upgrades to the board's websocket: a snapshot first, then
 // deltas, pings every pingPeriod. Refused with 401 before the upgrade when
-// the caller is not allowed, 400 when it is not a websocket request.
+// the caller is not allowed, 400 when it is not a websocket request; closed
+// (4401) once its credential no longer admits the caller (guard.go).
 func (a *Area) boardSocket(c echo.Context) error {
-	if _, err := a.boardAuth(c); err != nil {
+	v, err := a.boardAuth(c)
+	if err != nil {
 		return err
 	}
 	if !websocket.IsWebSocketUpgrade(c.Request()) {
@@ -153,7 +155,7 @@ func (a *Area) boardSocket(c echo.Context) error {
 		// The upgrader has answered the client already.
 		return nil
 	}
-	cl := &client{hub: h, conn: conn, send: make(chan frame, h.opts.sendBuffer)}
+	cl := &client{hub: h, conn: conn, send: make(chan frame, h.opts.sendBuffer), cred: a.socketCredential(c, v)}
 	h.pumps.Add(2)
 	go cl.writePump()
 	go cl.readPump()
@@ -170,8 +172,10 @@ func (a *Area) heatmapPage(c echo.Context) error {
 	now := time.Now().In(loc)
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
 	if q := c.QueryParam("day"); q != "" {
+		// In the portal's range: a week from 9999-12-31 is a year MariaDB
+		// refuses (500).
 		d, err := time.ParseInLocation(time.DateOnly, q, loc)
-		if err != nil {
+		if err != nil || !request.InRange(d) {
 			return errs.E(errs.Invalid, "server.heatmapPage", "heatmap.bad_day")
 		}
 		day = d
@@ -205,8 +209,10 @@ func (a *Area) longStatesPage(c echo.Context) error {
 	now := time.Now().In(loc)
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
 	if q := c.QueryParam("day"); q != "" {
+		// In the portal's range: a week from 9999-12-31 is a year MariaDB
+		// refuses (500).
 		d, err := time.ParseInLocation(time.DateOnly, q, loc)
-		if err != nil {
+		if err != nil || !request.InRange(d) {
 			return errs.E(errs.Invalid, "server.longStatesPage", "heatmap.bad_day")
 		}
 		day = d
@@ -336,7 +342,7 @@ func (a *Area) renderTelemetryAdmin(c echo.Context, status int, f web.Form, newT
 		return err
 	}
 	p := a.Pages.Page(c, "telemetry.admin_title", "admin")
-	props := web.TelemetryAdminProps{NewToken: newToken, NewKind: newKind, PortalURL: a.portalURL(c), PendingTotal: total}
+	props := web.TelemetryAdminProps{NewToken: newToken, NewKind: newKind, PortalURL: a.portalURL(), PendingTotal: total}
 	if page > 1 {
 		props.PendingPrev = "/admin/telemetry?page=" + strconv.Itoa(page-1)
 	}
@@ -386,18 +392,13 @@ func suggestType(pc store.PendingCard, types []store.CardType) string {
 	return best
 }
 
-// portalURL is where agents reach the portal: the configured public URL,
-// else what this request came to.
-func (a *Area) portalURL(c echo.Context) string {
-	if a.Config.BaseURL != "" {
-		return a.Config.BaseURL
-	}
-	scheme := "http"
-	if c.Request().TLS != nil || c.Request().Header.Get("X-Forwarded-Proto") == "https" {
-		scheme = "https"
-	}
-	return scheme + "://" + c.Request().Host
-}
+// portalURL is where agents and wall screens reach the portal: the
+// configured public URL, or "" when there is none. Never the request's
+// Host header: that is the client's word (any proxy or crafted request can
+// name another host), and a board URL or agent command built from it would
+// hand a token to that host. Without a base URL the page gives the board's
+// path and a placeholder, and says to set CARDHOUR_BASE_URL.
+func (a *Area) portalURL() string { return a.Config.BaseURL }
 
 func (a *Area) createTelemetryTokenForm(c echo.Context) error {
 	f := request.Form(c, "kind", "name", "hosts")

@@ -71,7 +71,8 @@ func (a *Area) Routes() []route.Route {
 			Body:    route.JSON("TelemetryTokenInput", tokenRequest{}),
 			Status:  http.StatusCreated,
 			Result:  route.JSON("TelemetryToken", telemetryTokenJSON{}),
-			Desc:    "Open the board on a wall with /board?token=…; the token opens nothing else.",
+			Desc: "Open the board on a wall with /board?token=…; the token opens nothing else. board_url is the full URL under CARDHOUR_BASE_URL, " +
+				"or only the path (/board?token=…) when that is not set: the portal does not build addresses from the request's Host header.",
 		}),
 		route.Op(route.POST, "/api/v1/agent-tokens", route.Admin, a.apiCreateTelemetryToken("agent"), route.API{
 			Tag:     "telemetry",

@@ -55,18 +55,23 @@ func (l *live) applyShared(data []byte) {
 	}
 	res := l.fleet.IngestShared(b.Samples, b.Source, b.Origin, b.Arrival)
 	if res.Unknown > 0 {
-		l.askReload()
+		select {
+		case l.reloadUnknown <- struct{}{}:
+		default:
+		}
 	}
 }
 
 // Forget drops what the board cached about c, changed in this process or
 // another replica: agent tokens (a revoked one is refused at once), the
-// inventory and the teams' OS accounts (reloaded now).
+// open sockets' credentials (asked again now), the inventory and the teams'
+// OS accounts (reloaded now).
 func (a *Area) Forget(c store.Change) {
 	l := a.live
 	switch c {
 	case store.ChangeTokens, store.ChangeUsers:
 		l.tokens.clear()
+		l.askRecheck()
 	}
 	switch c {
 	case store.ChangeInventory, store.ChangeUsers:
@@ -84,12 +89,15 @@ func (l *live) askReload() {
 // reloadOnChange reloads the inventory when asked, until ctx ends.
 func (l *live) reloadOnChange(ctx context.Context) {
 	for {
+		var maxAge time.Duration
 		select {
 		case <-ctx.Done():
 			return
 		case <-l.reload:
+		case <-l.reloadUnknown:
+			maxAge = unknownReloadAge
 		}
-		if err := l.refreshInventory(ctx); err != nil && ctx.Err() == nil {
+		if err := l.inventory.within(ctx, maxAge); err != nil && ctx.Err() == nil {
 			l.a.Log.Warn("board inventory not reloaded after a change", "err", err)
 		}
 	}

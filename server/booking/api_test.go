@@ -136,27 +136,29 @@ func TestBookingAPIBadInputIs422AndWritesNothing(t *testing.T) {
 	past := time.Now().UTC().Add(-3 * time.Hour)
 	cases := []struct {
 		name, body, field, key string
+		args                   []any // the limit the message states
 	}{
-		{"end before start", f.BookingBody(task, "H800", 1, 3, 2), "end", "booking.end_before_start"},
-		{"end equals start", f.BookingBody(task, "H800", 1, 2, 2), "end", "booking.end_before_start"},
-		{"window in the past", raw(past.Format(time.RFC3339), past.Add(time.Hour).Format(time.RFC3339)), "start", "booking.start_past"},
-		{"past the horizon", f.BookingBody(task, "H800", 1, 24*89, 24*92), "end", "booking.past_horizon"},
-		{"zero count", f.BookingBody(task, "H800", 0, 0, 1), "count", "booking.count_range"},
-		{"negative count", f.BookingBody(task, "H800", -2, 0, 1), "count", "booking.count_range"},
-		{"unknown card type name", f.BookingBody(task, "Z9000", 1, 0, 1), "card_type", "cardtype.not_found"},
-		{"unknown card type id", fmt.Sprintf(`{"task_id":%d,"card_type":987654,"count":1,"start":%q,"end":%q}`, task, f.At(0), f.At(1)), "card_type", "cardtype.not_found"},
-		{"unknown task", f.BookingBody(987654, "H800", 1, 0, 1), "task_id", "task.not_found"},
-		{"another team's task", f.BookingBody(f.VisionTask.ID, "H800", 1, 0, 1), "task_id", "booking.not_your_team"},
-		{"malformed start", raw("next tuesday", f.At(1)), "start", "api.time_invalid"},
-		{"malformed end", raw(f.At(0), "2026-13-45T25:00:00Z"), "end", "api.time_invalid"},
-		{"time without zone", raw(f.Base.Format("2006-01-02T15:04:05"), f.At(1)), "start", "api.time_invalid"},
-		{"missing start", fmt.Sprintf(`{"task_id":%d,"card_type":"H800","count":1,"end":%q}`, task, f.At(1)), "start", "booking.start_required"},
+		{"end before start", f.BookingBody(task, "H800", 1, 3, 2), "end", "booking.end_before_start", nil},
+		{"end equals start", f.BookingBody(task, "H800", 1, 2, 2), "end", "booking.end_before_start", nil},
+		{"window in the past", raw(past.Format(time.RFC3339), past.Add(time.Hour).Format(time.RFC3339)), "start", "booking.start_past", nil},
+		{"past the horizon", f.BookingBody(task, "H800", 1, 24*89, 24*92), "end", "booking.past_horizon", nil},
+		{"zero count", f.BookingBody(task, "H800", 0, 0, 1), "count", "booking.count_range", []any{64}},
+		{"negative count", f.BookingBody(task, "H800", -2, 0, 1), "count", "booking.count_range", []any{64}},
+		{"more cards than one booking may take", f.BookingBody(task, "H800", 65, 0, 1), "count", "booking.count_range", []any{64}},
+		{"unknown card type name", f.BookingBody(task, "Z9000", 1, 0, 1), "card_type", "cardtype.not_found", nil},
+		{"unknown card type id", fmt.Sprintf(`{"task_id":%d,"card_type":987654,"count":1,"start":%q,"end":%q}`, task, f.At(0), f.At(1)), "card_type", "cardtype.not_found", nil},
+		{"unknown task", f.BookingBody(987654, "H800", 1, 0, 1), "task_id", "task.not_found", nil},
+		{"another team's task", f.BookingBody(f.VisionTask.ID, "H800", 1, 0, 1), "task_id", "booking.not_your_team", nil},
+		{"malformed start", raw("next tuesday", f.At(1)), "start", "api.time_invalid", nil},
+		{"malformed end", raw(f.At(0), "2026-13-45T25:00:00Z"), "end", "api.time_invalid", nil},
+		{"time without zone", raw(f.Base.Format("2006-01-02T15:04:05"), f.At(1)), "start", "api.time_invalid", nil},
+		{"missing start", fmt.Sprintf(`{"task_id":%d,"card_type":"H800","count":1,"end":%q}`, task, f.At(1)), "start", "booking.start_required", nil},
 	}
 	before := f.Counts()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/bookings", member, tc.body), http.StatusUnprocessableEntity, "invalid")
-			if want := web.T(web.LangEN, tc.key); got.Error.Fields[tc.field] != want {
+			if want := web.T(web.LangEN, tc.key, tc.args...); got.Error.Fields[tc.field] != want {
 				t.Errorf("fields = %v, want %s: %q", got.Error.Fields, tc.field, want)
 			}
 		})
@@ -285,9 +287,10 @@ func TestBookingAPIAccess(t *testing.T) {
 	if r := f.Call(http.MethodGet, "/api/v1/availability", f.Token(store.RoleViewer), ""); r.StatusCode != http.StatusOK {
 		t.Errorf("viewer GET /api/v1/availability: %d", r.StatusCode)
 	}
-	// Another team's member may not touch this team's booking.
+	// Another team's member does not find this team's booking, to change
+	// it no more than to read it.
 	b := servertest.Decode[servertest.Booking](t, f.Call(http.MethodPost, "/api/v1/bookings", f.Token(store.RoleMember), body), http.StatusCreated)
-	servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/bookings/"+strconv.FormatInt(b.ID, 10)+"/cancel", f.Outsider.Token, ""), http.StatusForbidden, "forbidden")
+	servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/bookings/"+strconv.FormatInt(b.ID, 10)+"/cancel", f.Outsider.Token, ""), http.StatusNotFound, "not_found")
 }
 
 // TestBookingAPIExtendCancelApprove: the other lifecycle actions.
@@ -424,4 +427,24 @@ func abOverlaps(t testing.TB, st *store.Store) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestValidationMessagesStateTheLimit: a refused field says what is
+// allowed — "At most 100 characters.", not "This is too long." — in the
+// JSON answer's fields, every invalid field at once.
+func TestValidationMessagesStateTheLimit(t *testing.T) {
+	t.Parallel()
+	f := servertest.NewFleet(t, servertest.Options{}, 4, 1000)
+	body := fmt.Sprintf(`{"team":%d,"name":%q,"priority":"normal","estimate_card_hours":20000000,"data_readiness":"ready","notes":%q}`,
+		f.Normal.TeamID, strings.Repeat("名", 101), strings.Repeat("x", 2001))
+	got := servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/tasks", f.Token(store.RoleMember), body), http.StatusUnprocessableEntity, "invalid")
+	for field, want := range map[string]string{
+		"name":                "At most 100 characters.",
+		"notes":               "At most 2000 characters.",
+		"estimate_card_hours": "The card-hour estimate must be above 0 and at most 1,000,000 card-hours.",
+	} {
+		if got.Error.Fields[field] != want {
+			t.Errorf("field %s: %q, want %q (all: %v)", field, got.Error.Fields[field], want, got.Error.Fields)
+		}
+	}
 }

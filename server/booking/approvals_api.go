@@ -11,6 +11,7 @@ import (
 	"cardhour/schedule"
 	"cardhour/server/request"
 	"cardhour/server/response"
+	"cardhour/server/scope"
 	"cardhour/store"
 )
 
@@ -93,7 +94,7 @@ func (a *Area) apiListApprovals(c echo.Context) error {
 }
 
 func (a *Area) apiRejectBooking(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}

@@ -94,11 +94,11 @@ func (a *Area) cardFits(types []store.CardType, need float64, precision string, 
 		n = minNeedGiB
 	}
 	fitted := map[int64]bool{}
-	for _, x := range schedule.FitCardTypes(n, precision, specs, a.Config.Headroom, maxCards) {
+	for i, x := range schedule.FitCardTypes(n, precision, specs, a.Config.Headroom, maxCards) {
 		fitted[x.Spec.ID] = true
 		item := web.CardFitItem{ID: x.Spec.ID, Name: x.Spec.Name, VRAMGiB: x.Spec.VRAMGiB, Cards: x.Cards, PriceFen: x.Spec.PriceFen,
 			HourlyFen: x.HourlyFen, TFLOPS: x.TFLOPS, Preferred: slices.Contains(preferred, x.Spec.ID),
-			HeadroomPct: int(x.HeadroomShare*100 + 0.5)}
+			HeadroomPct: int(x.HeadroomShare*100 + 0.5), Cheapest: i == 0}
 		if precision == "" {
 			item.TFLOPS = 0
 		}
@@ -213,16 +213,11 @@ func (a *Area) renderBookingForm(c echo.Context, status int, f web.Form) error {
 			}
 		}
 	}
-	// Preselect the cheapest fit the team holds a quota for; without a quota
-	// the booking would be refused.
+	if sel != nil {
+		markCheapest(props.Fits)
+	}
 	if f.Value("card_type") == "" && len(props.Fits) > 0 {
-		f.Values["card_type"] = web.I64(props.Fits[0].ID)
-		for _, x := range props.Fits {
-			if x.HasQuota {
-				f.Values["card_type"] = web.I64(x.ID)
-				break
-			}
-		}
+		f.Values["card_type"] = web.I64(preselectFit(props.Fits, preferred).ID)
 	}
 	if f.Value("count") == "" {
 		f.Values["count"] = "1"
@@ -232,7 +227,56 @@ func (a *Area) renderBookingForm(c echo.Context, status int, f web.Form) error {
 			}
 		}
 	}
+	// Each fitting type warns when the count is below what carries the
+	// task's VRAM; the chosen one's warning shows (booking.js follows the
+	// choice as it changes).
+	props.NeedGiB = need
+	count, _ := strconv.Atoi(strings.TrimSpace(f.Value("count")))
+	for i := range props.Fits {
+		x := &props.Fits[i]
+		ok, _ := schedule.HoldsVRAM(need, x.VRAMGiB, count, a.Config.Headroom)
+		x.VRAMShort = !ok && web.I64(x.ID) == f.Value("card_type")
+	}
 	return response.Render(c, status, web.BookingFormPage(a.Pages.Page(c, "bkform.title", "booking"), props, f))
+}
+
+// markCheapest badges the cheapest fit the team holds a quota for (fits
+// come cheapest first): a type without one cannot be booked, so calling it
+// the cheapest would send the member to a refusal.
+func markCheapest(fits []web.CardFitItem) {
+	for i := range fits {
+		fits[i].Cheapest = false
+	}
+	for i := range fits {
+		if fits[i].HasQuota {
+			fits[i].Cheapest = true
+			return
+		}
+	}
+}
+
+// preselectFit is the fit the form starts on: the task's preferred type
+// first (in the order the task lists them), then the cheapest — each one
+// the team holds a quota for before one it does not, which would be
+// refused. fits is not empty.
+func preselectFit(fits []web.CardFitItem, preferred []int64) web.CardFitItem {
+	byID := map[int64]web.CardFitItem{}
+	for _, x := range fits {
+		byID[x.ID] = x
+	}
+	var order []web.CardFitItem
+	for _, id := range preferred {
+		if x, ok := byID[id]; ok {
+			order = append(order, x)
+		}
+	}
+	order = append(order, fits...)
+	for _, x := range order {
+		if x.HasQuota {
+			return x
+		}
+	}
+	return order[0]
 }
 
 // bookingRequestFromForm parses the form into a request: "book now" starts
@@ -331,6 +375,8 @@ func (a *Area) previewBookingForm(c echo.Context) error {
 		FreeCards: pv.FreeCards, TotalCards: pv.TotalCards, Placed: pv.Placed, Preempts: pv.Preempts, WaitReason: pv.WaitReason,
 	}
 	v.OverEstimate = v.CardHours > v.Task.RemainingHours+1e-9
+	a.warnVRAM(&v, pv.CardType.VRAMGiB)
+	v.Action = "/booking"
 	start := pv.Start
 	quotas, err := a.Store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{pv.Task.TeamID}, CardTypeID: pv.CardType.ID, ActiveAt: &start})
 	if err != nil {
@@ -350,6 +396,15 @@ func (a *Area) previewBookingForm(c echo.Context) error {
 	}
 	v.EditURL = "/booking/new?" + back.Encode()
 	return response.Render(c, http.StatusOK, web.BookingPreviewPage(a.Pages.Page(c, "bkpreview.title", "booking"), v))
+}
+
+// warnVRAM sets the preview's warning when its count of the type does
+// not carry the task's VRAM need with the headroom kept (schedule's rule,
+// the one the form sizes the count by).
+func (a *Area) warnVRAM(v *web.BookingPreviewProps, vramGiB int) {
+	if ok, needed := schedule.HoldsVRAM(v.Task.VRAMGiB, vramGiB, v.Count, a.Config.Headroom); !ok && needed > 0 {
+		v.VRAMNeeded, v.CardVRAMGiB, v.HeadroomPct = needed, vramGiB, int(a.Config.Headroom*100+0.5)
+	}
 }
 
 // createBookingForm makes the booking the preview showed.
@@ -376,6 +431,16 @@ func (a *Area) createBookingForm(c echo.Context) error {
 }
 
 func bookingPath(id int64) string { return "/bookings/" + strconv.FormatInt(id, 10) }
+
+// actionNext is where a release or cancel sends the browser: back where
+// the form was (the home page's one-click release says next=/), else the
+// booking's page.
+func actionNext(c echo.Context, id int64) string {
+	if next := c.FormValue("next"); next != "" {
+		return request.SafeNext(next)
+	}
+	return bookingPath(id)
+}
 
 func (a *Area) bookingDetail(c echo.Context) error {
 	id, err := request.PathID(c, "id")
@@ -407,13 +472,18 @@ func (a *Area) renderBookingDetail(c echo.Context, status int, id int64, actionE
 	now, facts := time.Now(), b.Facts()
 	may := func(a schedule.Action) bool { return schedule.CheckAction(a, facts, now).OK() }
 	d := web.BookingDetailProps{
-		B: bookingItem(*b), Cards: b.Cards, PriceFen: b.PriceFen, SubmittedAt: b.SubmittedAt, ConfirmedAt: b.ConfirmedAt,
+		B: bookingItem(*b), Cards: cardLabels(b.Assigned), PriceFen: b.PriceFen, SubmittedAt: b.SubmittedAt, ConfirmedAt: b.ConfirmedAt,
 		EndedAt: b.EndedAt, QuotaOverride: b.QuotaOverrideBy != nil, ActionErr: actionErr,
 		DecidedBy: b.DecidedByName, DecidedAt: b.DecidedAt, RejectReason: b.RejectReason,
 		CanRelease: mayAct && may(schedule.Release),
 		CanCancel:  mayAct && may(schedule.Cancel),
 		CanExtend:  mayAct && may(schedule.Extend),
 		CanApprove: manager && store.RoleRank(u.Role) >= store.RoleRank(store.RoleManager) && may(schedule.Approve),
+	}
+	// A refused extension of a booking that offers none (its state forbids
+	// it) is said above the page: the form it came from is not shown.
+	if !d.CanExtend && d.ActionErr == "" {
+		d.ActionErr = extend.Error
 	}
 	// The note in the reader's language; a preemption links its booking.
 	if d.PreemptedBy = b.PreemptedBy(); d.PreemptedBy == 0 {
@@ -433,6 +503,16 @@ func (a *Area) renderBookingDetail(c echo.Context, status int, id int64, actionE
 	return response.Render(c, status, web.BookingDetailPage(a.Pages.Page(c, "bkdetail.page", "booking"), d, extend))
 }
 
+// cardLabels names a booking's cards by host and index, as people find
+// them, keeping the uuid for those who need it.
+func cardLabels(cards []store.AssignedCard) []web.CardLabel {
+	out := make([]web.CardLabel, len(cards))
+	for i, c := range cards {
+		out[i] = web.CardLabel{Label: c.Label, UUID: c.UUID}
+	}
+	return out
+}
+
 // bookingActionFailed shows the booking again with why a release, cancel or
 // approval was refused; other errors go to the error handler.
 func (a *Area) bookingActionFailed(c echo.Context, id int64, err error) error {
@@ -443,7 +523,7 @@ func (a *Area) bookingActionFailed(c echo.Context, id int64, err error) error {
 }
 
 func (a *Area) releaseBookingForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -453,22 +533,22 @@ func (a *Area) releaseBookingForm(c echo.Context) error {
 	}
 	msg := web.T(request.Lang(c), "bkflash.released", id, strconv.FormatFloat(schedule.CardHours(res.ReturnedCardSeconds), 'f', 1, 64),
 		"¥"+money.Fen(res.ReturnedFen).Yuan())
-	return a.Pages.RedirectWithFlash(c, bookingPath(id), msg)
+	return a.Pages.RedirectWithFlash(c, actionNext(c, id), msg)
 }
 
 func (a *Area) cancelBookingForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
 	if _, err := a.Store.CancelBooking(c.Request().Context(), id); err != nil {
 		return a.bookingActionFailed(c, id, err)
 	}
-	return a.Pages.RedirectWithFlash(c, bookingPath(id), web.T(request.Lang(c), "bkflash.cancelled", id))
+	return a.Pages.RedirectWithFlash(c, actionNext(c, id), web.T(request.Lang(c), "bkflash.cancelled", id))
 }
 
 func (a *Area) approveBookingForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -487,7 +567,7 @@ func (a *Area) approveBookingForm(c echo.Context) error {
 // extendBookingForm moves the end later; the new end is read in the
 // portal's zone.
 func (a *Area) extendBookingForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,8 @@ type extendRequest struct {
 	End *string `json:"end" format:"date-time"`
 }
 
-// bookingJSON is a booking in the API: its window, state, cards (uuids),
+// bookingJSON is a booking in the API: its window, state, cards (uuids,
+// and in assigned_cards by host and index as well),
 // price and cost, why it is in its state (note in the caller's language,
 // and note_key and note_args for scripts) and on creation the bookings it
 // displaced.
@@ -54,6 +55,9 @@ type releaseJSON struct {
 func toBookingJSON(lang string, v store.BookingView) bookingJSON {
 	if v.Cards == nil {
 		v.Cards = []string{}
+	}
+	if v.Assigned == nil {
+		v.Assigned = []store.AssignedCard{}
 	}
 	return bookingJSON{BookingView: v, CostYuan: money.Fen(v.CostFen).Plain(), Note: web.Note(lang, v.NoteKey, v.NoteArgs)}
 }
@@ -168,7 +172,7 @@ func (a *Area) bookingView(c echo.Context, id int64) (bookingJSON, error) {
 }
 
 func (a *Area) apiReleaseBooking(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -185,7 +189,7 @@ func (a *Area) apiReleaseBooking(c echo.Context) error {
 }
 
 func (a *Area) apiCancelBooking(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -200,7 +204,7 @@ func (a *Area) apiCancelBooking(c echo.Context) error {
 }
 
 func (a *Area) apiExtendBooking(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -227,7 +231,7 @@ func (a *Area) apiExtendBooking(c echo.Context) error {
 }
 
 func (a *Area) apiApproveBooking(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}

@@ -417,8 +417,8 @@ func TestBookingFormRejectsBadInput(t *testing.T) {
 				v.Set("end", w.local(now.Add(-time.Hour)))
 			}, "start", bkpZH("booking.start_past")},
 			{"past the horizon", func(v url.Values) { v.Set("end", w.local(now.Add(100*24*time.Hour))) }, "end", bkpZH("booking.past_horizon")},
-			{"zero count", func(v url.Values) { v.Set("count", "0") }, "count", bkpZH("booking.count_range")},
-			{"negative count", func(v url.Values) { v.Set("count", "-2") }, "count", bkpZH("booking.count_range")},
+			{"zero count", func(v url.Values) { v.Set("count", "0") }, "count", bkpZH("booking.count_range", 64)},
+			{"negative count", func(v url.Values) { v.Set("count", "-2") }, "count", bkpZH("booking.count_range", 64)},
 			{"count not a number", func(v url.Values) { v.Set("count", "two") }, "count", bkpZH("field.integer")},
 			{"unknown task", func(v url.Values) { v.Set("task_id", "999999") }, "task_id", bkpZH("task.not_found")},
 			{"unknown card type", func(v url.Values) { v.Set("card_type", "999999") }, "card_type", bkpZH("cardtype.not_found")},

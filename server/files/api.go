@@ -11,6 +11,7 @@ import (
 
 	"cardhour/errs"
 	"cardhour/server/request"
+	"cardhour/server/scope"
 	"cardhour/store"
 )
 
@@ -28,9 +29,11 @@ type fileVersionsJSON struct {
 	Versions []store.FileVersion `json:"versions"`
 }
 
-// apiTaskFile reads the task id and file path of an API request.
-func apiTaskFile(c echo.Context) (int64, string, error) {
-	id, err := request.PathID(c, "id")
+// apiTaskFile reads the task id and file path of an API request. Another
+// team's task is not found before any header or parameter is judged, so a
+// refused one cannot tell that the task exists.
+func (a *Area) apiTaskFile(c echo.Context) (int64, string, error) {
+	id, err := scope.TaskID(c, a.Store)
 	if err != nil {
 		return 0, "", err
 	}
@@ -63,7 +66,7 @@ func (a *Area) apiListFiles(c echo.Context) error {
 }
 
 func (a *Area) apiGetFile(c echo.Context) error {
-	id, p, err := apiTaskFile(c)
+	id, p, err := a.apiTaskFile(c)
 	if err != nil {
 		return err
 	}
@@ -116,7 +119,7 @@ func sendFile(c echo.Context, v *store.FileVersion, data []byte, attachment bool
 
 func (a *Area) apiPutFile(c echo.Context) error {
 	const op = "server.apiPutFile"
-	id, p, err := apiTaskFile(c)
+	id, p, err := a.apiTaskFile(c)
 	if err != nil {
 		return err
 	}
@@ -160,7 +163,7 @@ func versionResult(c echo.Context, res saveResult) error {
 }
 
 func (a *Area) apiFileVersions(c echo.Context) error {
-	id, p, err := apiTaskFile(c)
+	id, p, err := a.apiTaskFile(c)
 	if err != nil {
 		return err
 	}
@@ -187,7 +190,7 @@ func (a *Area) apiFileVersions(c echo.Context) error {
 }
 
 func (a *Area) apiRollbackFile(c echo.Context) error {
-	id, p, err := apiTaskFile(c)
+	id, p, err := a.apiTaskFile(c)
 	if err != nil {
 		return err
 	}

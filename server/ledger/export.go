@@ -14,6 +14,7 @@ import (
 
 	"cardhour/errs"
 	"cardhour/money"
+	"cardhour/server/response"
 )
 
 // A report exports as tables, one per section: CSV writes them one after
@@ -88,13 +89,14 @@ func (a *Area) writeExport(c echo.Context, format, section, name string, tables 
 }
 
 // csvCell writes a value as text: hours to two decimals, yuan to the fen,
-// shares as per cents with one decimal.
+// shares as per cents with one decimal, text neutralised so that no cell
+// runs as a formula (response.CSVText).
 func csvCell(kind int, v any, loc *time.Location) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
 	case string:
-		return x
+		return response.CSVText(x)
 	case int:
 		return strconv.Itoa(x)
 	case int64:

@@ -19,17 +19,32 @@ import (
 	"cardhour/web"
 )
 
-// ledgerMonth reads ?month= (YYYY-MM), this month when absent; a month
+// ledgerMonth reads ?month= (YYYY-MM); when absent, the latest month in
+// which a round of the viewer's teams ended (this month when none has), so
+// that the page opens on figures rather than on an empty month. A month
 // that does not parse is reported and this month shown instead.
-func (a *Area) ledgerMonth(c echo.Context) (month, problem string) {
+func (a *Area) ledgerMonth(c echo.Context) (month, problem string, err error) {
 	month = strings.TrimSpace(c.QueryParam("month"))
 	if month == "" {
-		return a.thisMonth(), ""
+		teams, err := scope.Teams(c, a.Store)
+		if err != nil {
+			return "", "", err
+		}
+		// Rounds that ended since the last pass count: the one just
+		// released makes this month the latest.
+		if err := a.Store.CatchUpLedger(c.Request().Context(), a.Config.TZ); err != nil {
+			return "", "", err
+		}
+		latest, err := a.Store.LatestLedgerMonth(c.Request().Context(), a.Config.TZ, teams)
+		if err != nil || latest == "" {
+			return a.thisMonth(), "", err
+		}
+		return latest, "", nil
 	}
 	if _, _, err := store.MonthBounds(month, a.Config.TZ); err != nil {
-		return a.thisMonth(), web.T(request.Lang(c), "report.month_invalid")
+		return a.thisMonth(), web.T(request.Lang(c), "report.month_invalid"), nil
 	}
-	return month, ""
+	return month, "", nil
 }
 
 // teamOptions are the teams a viewer may filter by: every team for admins,
@@ -52,7 +67,10 @@ func (a *Area) teamOptions(c echo.Context, ids []int64) ([]web.Option, error) {
 // admins) that ended in a month.
 func (a *Area) ledgerPage(c echo.Context) error {
 	ctx := c.Request().Context()
-	month, problem := a.ledgerMonth(c)
+	month, problem, err := a.ledgerMonth(c)
+	if err != nil {
+		return err
+	}
 	teams, err := scope.Teams(c, a.Store)
 	if err != nil {
 		return err
@@ -116,6 +134,11 @@ func (a *Area) ledgerRoundPage(c echo.Context) error {
 
 func (a *Area) renderRound(c echo.Context, status int, id int64, f web.Form, correcting int64) error {
 	ctx := c.Request().Context()
+	// A round is its booking: another team's is not found here as on
+	// /bookings/{id} and the API, before even the wait page says it exists.
+	if _, err := scope.Booking(c, a.Store, id); err != nil {
+		return err
+	}
 	d, err := a.Store.FindLedgerRound(ctx, a.Config.TZ, id)
 	if errs.Is(err, errs.Conflict) {
 		_, _, msg, _ := response.Describe(err, request.Lang(c))
@@ -212,7 +235,9 @@ func outputInputFromForm(f web.Form) (store.OutputInput, error) {
 
 // recordOutputForm appends an output (or a correction) to a round.
 func (a *Area) recordOutputForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	// Scoped before the form is read, so a refusal of the form's fields
+	// cannot tell that another team's round exists.
+	id, err := scope.BookingID(c, a.Store)
 	if err != nil {
 		return err
 	}
@@ -235,8 +260,9 @@ func (a *Area) recordOutputForm(c echo.Context) error {
 	return a.renderRound(c, response.StatusOf(err), id, f, in.CorrectsID)
 }
 
-// taskLedgerPage shows a task's ledger to any signed-in user, as its task
-// page is; the kind is set by those who may change the task.
+// taskLedgerPage shows a task's ledger to those who may see the task (its
+// teams' people, admins), as its task page does; the kind is set by those
+// who may change the task.
 func (a *Area) taskLedgerPage(c echo.Context) error {
 	id, err := request.PathID(c, "id")
 	if err != nil {
@@ -247,6 +273,9 @@ func (a *Area) taskLedgerPage(c echo.Context) error {
 
 func (a *Area) renderTaskLedger(c echo.Context, status int, id int64, kind web.Form) error {
 	ctx := c.Request().Context()
+	if _, err := scope.Task(c, a.Store, id); err != nil {
+		return err
+	}
 	l, err := a.Store.FindTaskLedger(ctx, a.Config.TZ, id)
 	if err != nil {
 		return err
@@ -280,7 +309,9 @@ func (a *Area) renderTaskLedger(c echo.Context, status int, id int64, kind web.F
 
 // setTaskKindForm classifies a task for the yearly baseline.
 func (a *Area) setTaskKindForm(c echo.Context) error {
-	id, err := request.PathID(c, "id")
+	// Another team's task is not found, as on the page; the store's own
+	// check (403) is for those who see the task but may not plan for it.
+	id, err := scope.TaskID(c, a.Store)
 	if err != nil {
 		return err
 	}

@@ -142,26 +142,53 @@ func TestMemberRecordsAndCorrectsAnOutputInThePage(t *testing.T) {
 	}
 }
 
-func TestOutsiderSeesTheRoundButMayNotRecord(t *testing.T) {
+// TestTeamViewerSeesTheRoundButOutsidersDoNot: a viewer of the round's
+// team reads it without the form; someone of no team of the round's — as
+// viewer, member or manager — finds neither the round nor the task's ledger
+// (404, as on /bookings/{id} and the API), and cannot record against it.
+func TestTeamViewerSeesTheRoundButOutsidersDoNot(t *testing.T) {
 	t.Parallel()
 	f := newLedgerFixture(t)
-	c := f.e.Client()
 	viewer := f.e.Users[store.RoleViewer]
+	if _, err := f.e.St.SetMembership(ledgerActor(f.e.Users[store.RoleAdmin]), f.team.ID, viewer.ID, store.TeamRoleViewer); err != nil {
+		t.Fatal(err)
+	}
+	c := f.e.Client()
 	c.MustLogin(viewer.Username, viewer.Password)
 	doc := c.Get(f.roundPath()).Doc(t)
 	if doc.Find(`[data-testid=round-figures]`).Length() != 1 || doc.Find(`[data-testid=output-form]`).Length() != 0 {
-		t.Error("a viewer sees the form, or not the round")
+		t.Error("a viewer of the team sees the form, or not the round")
 	}
-	// A member of another team is refused by the store.
-	other, err := f.e.St.CreateUser(context.Background(), store.UserCreate{Username: "t-other", Password: "password-other", Role: store.RoleMember})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2 := f.e.Client()
-	c2.MustLogin(other.Username, "password-other")
-	r := c2.PostForm(f.roundPath()+"/outputs", url.Values{"quantity": {"1"}, "unit": {"epochs"}}, true)
-	if r.StatusCode != http.StatusForbidden {
-		t.Errorf("outsider's output: status %d, want 403", r.StatusCode)
+
+	taskPath := fmt.Sprintf("/ledger/tasks/%d", f.task.ID)
+	for _, role := range []string{store.RoleViewer, store.RoleMember, store.RoleManager} {
+		pw := "password-other-" + role
+		other, err := f.e.St.CreateUser(context.Background(), store.UserCreate{Username: "t-other-" + role, Password: pw, Role: role})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := f.e.Client()
+		c.MustLogin(other.Username, pw)
+		for _, p := range []string{f.roundPath(), taskPath} {
+			r := c.Get(p)
+			if r.StatusCode != http.StatusNotFound {
+				t.Errorf("GET %s as a %s of no team of the round's: status %d, want 404", p, role, r.StatusCode)
+			}
+			if strings.Contains(r.String(), "SFT 指令微调") || strings.Contains(r.String(), f.e.Users[store.RoleMember].Username) {
+				t.Errorf("GET %s as a %s of another team shows the task or its booker", p, role)
+			}
+		}
+		if role == store.RoleViewer {
+			continue // below the form routes' level: the route × role test holds that
+		}
+		for p, v := range map[string]url.Values{
+			f.roundPath() + "/outputs": {"quantity": {"1"}, "unit": {"epochs"}},
+			taskPath + "/kind":         {"kind": {"eval"}},
+		} {
+			if r := c.PostForm(p, v, true); r.StatusCode != http.StatusNotFound {
+				t.Errorf("POST %s as a %s of another team: status %d, want 404", p, role, r.StatusCode)
+			}
+		}
 	}
 }
 
@@ -318,5 +345,42 @@ func TestMonthlyReportPageAndItsScope(t *testing.T) {
 	member.MustLogin(f.e.Users[store.RoleMember].Username, f.e.Users[store.RoleMember].Password)
 	if d := member.Get("/reports").Doc(t); d.Find(`[data-testid=reports-managers-only]`).Length() != 1 {
 		t.Error("a member at /reports is not told that reports are for managers")
+	}
+}
+
+// TestLedgerOpensOnTheLatestMonthWithRounds: without ?month= the ledger and
+// the monthly report open on the latest month in which a round ended, not
+// on an empty current month; with no rounds at all, on this month.
+func TestLedgerOpensOnTheLatestMonthWithRounds(t *testing.T) {
+	t.Parallel()
+	e := servertest.New(t, servertest.Options{Demo: true})
+	zone := e.Cfg.TZ.String()
+	this := store.MonthOf(time.Now(), e.Cfg.TZ)
+	// The demo's months were cut in UTC; the portal shows its own zone.
+	if _, err := e.St.SettleLedger(context.Background(), store.LedgerPassOptions{Zone: e.Cfg.TZ}); err != nil {
+		t.Fatal(err)
+	}
+	// Leave the demo's rounds of the earlier months only: this month and
+	// the one before have none.
+	if _, err := e.St.DB().Exec("DELETE FROM ledger_round_months WHERE zone = ? AND month >= ?", zone, store.AddMonths(this, -1)); err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	if err := e.St.DB().QueryRow("SELECT MAX(month) FROM ledger_round_months WHERE zone = ? AND is_end_month = ?", zone, true).Scan(&want); err != nil || want == "" {
+		t.Fatalf("the demo has no round in an earlier month (%v)", err)
+	}
+	admin := e.Client()
+	admin.MustLogin("admin", servertest.AdminPassword)
+	for _, path := range []string{"/ledger", "/reports/monthly"} {
+		doc := admin.Get(path).Doc(t)
+		if got, _ := doc.Find(`input[name=month]`).Attr("value"); got != want {
+			t.Errorf("%s opens on %q, want %q (the latest month with rounds; this month is %s)", path, got, want, this)
+		}
+	}
+	if _, err := e.St.DB().Exec("DELETE FROM ledger_round_months"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := admin.Get("/ledger").Doc(t).Find(`input[name=month]`).Attr("value"); got != this {
+		t.Errorf("with no rounds the ledger opens on %q, want this month %q", got, this)
 	}
 }

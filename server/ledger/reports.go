@@ -81,7 +81,10 @@ func (a *Area) reportPage(c echo.Context, nameKey, problem, titleKey, period str
 
 // monthlyReportPage is the monthly report.
 func (a *Area) monthlyReportPage(c echo.Context) error {
-	month, problem := a.ledgerMonth(c)
+	month, problem, err := a.ledgerMonth(c)
+	if err != nil {
+		return err
+	}
 	sc, team, problem, err := a.pageScope(c, problem)
 	if err != nil {
 		return err

@@ -13,9 +13,10 @@ func (a *Area) Routes() []route.Route {
 	team := route.Param{Name: "team", Kind: "string", Desc: "team name or id (one of the caller's teams)"}
 	lang := route.Param{Name: "lang", Kind: "string", Desc: "zh-CN (default) or en: titles and headers of csv and xlsx"}
 	return []route.Route{
-		// The ledger: rounds, a round with its outputs, a task's ledger. Anyone
-		// signed in may read them, as they may read bookings and tasks; the
-		// store lets only a round's owner and its team's managers record.
+		// The ledger: rounds, a round with its outputs, a task's ledger. Its
+		// team's people (and admins) may read them, as they may read its
+		// bookings and tasks (server/scope); the store lets only a round's
+		// owner and its team's managers record.
 		route.New(route.GET, "/ledger", route.Viewer, a.ledgerPage),
 		route.New(route.GET, "/ledger/rounds/:id", route.Viewer, a.ledgerRoundPage),
 		route.New(route.POST, "/ledger/rounds/:id/outputs", route.Member, a.recordOutputForm),

@@ -63,6 +63,39 @@ func TestQuotaAPI(t *testing.T) {
 	servertest.MustAPIError(t, f.Call(http.MethodPut, "/api/v1/quotas/"+strconv.FormatInt(all.Quotas[0].ID+1000, 10), manager, body), http.StatusNotFound, "not_found")
 }
 
+// TestQuotaCreationAsksTheRightFirst: a manager of llm asking for a quota
+// of vision is refused (403) whether or not the window overlaps vision's
+// quota — a 409 for the overlap would show another team's quota windows —
+// on the API and the form alike; an admin is told of the overlap (409).
+func TestQuotaCreationAsksTheRightFirst(t *testing.T) {
+	t.Parallel()
+	f := servertest.NewFleet(t, servertest.Options{}, 2, 1000)
+	manager := f.Token(store.RoleManager)
+	c := f.E.LoggedIn(store.RoleManager)
+	before := f.Counts()
+	// vision's H800 quota runs from a day ago to Base + 30 days.
+	overlapping := fmt.Sprintf(`{"team":"vision","card_type":"H800","card_hours":10,"valid_from":%q,"expires_at":%q}`, f.At(0), f.At(24))
+	clear := fmt.Sprintf(`{"team":"vision","card_type":"H800","card_hours":10,"valid_from":%q,"expires_at":%q}`, f.At(24*40), f.At(24*41))
+	for what, body := range map[string]string{"overlapping vision's quota": overlapping, "beside vision's quota": clear} {
+		r := f.Call(http.MethodPost, "/api/v1/quotas", manager, body)
+		if r.StatusCode != http.StatusForbidden {
+			t.Errorf("a manager of llm asks for a quota of vision %s: status %d, want 403; body: %s", what, r.StatusCode, r)
+		}
+	}
+	local := func(h float64) string {
+		return f.Base.Add(time.Duration(h * float64(time.Hour))).In(f.E.Cfg.TZ).Format("2006-01-02T15:04")
+	}
+	r := c.PostForm("/quotas/new", url.Values{"team": {strconv.FormatInt(f.Vision.ID, 10)}, "card_type": {strconv.FormatInt(f.CT.ID, 10)},
+		"card_hours": {"10"}, "valid_from": {local(0)}, "expires_at": {local(24)}}, true)
+	if r.StatusCode != http.StatusForbidden {
+		t.Errorf("the quota form for vision overlapping its quota: status %d, want 403", r.StatusCode)
+	}
+	if after := f.Counts(); after != before {
+		t.Errorf("refused quotas changed the database: %+v → %+v", before, after)
+	}
+	servertest.MustAPIError(t, f.Call(http.MethodPost, "/api/v1/quotas", f.Token(store.RoleAdmin), overlapping), http.StatusConflict, "conflict")
+}
+
 // TestAvailabilityAPI: free cards per hour reflect the bookings.
 func TestAvailabilityAPI(t *testing.T) {
 	t.Parallel()

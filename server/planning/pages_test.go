@@ -231,14 +231,15 @@ func TestQuotaFormBadInputIsShownInline(t *testing.T) {
 		status int
 		field  string
 		key    string
+		args   []any // the limit the message states
 	}{
-		{"hours not a number", func(v url.Values) { v.Set("card_hours", "很多") }, http.StatusUnprocessableEntity, "card_hours", "field.number"},
-		{"hours zero", func(v url.Values) { v.Set("card_hours", "0") }, http.StatusUnprocessableEntity, "card_hours", "quota.hours_range"},
-		{"note too long", func(v url.Values) { v.Set("note", strings.Repeat("长", 256)) }, http.StatusUnprocessableEntity, "note", "field.too_long"},
-		{"expiry before start", func(v url.Values) { v.Set("expires_at", e.plnLocal(from.Add(-time.Hour))) }, http.StatusUnprocessableEntity, "expires_at", "quota.expiry_before_start"},
-		{"time not a time", func(v url.Values) { v.Set("valid_from", "明天") }, http.StatusUnprocessableEntity, "valid_from", "plan.bad_time"},
-		{"negative cap", func(v url.Values) { v.Set("max_cards", "-1") }, http.StatusUnprocessableEntity, "max_cards", "quota.max_cards_range"},
-		{"overlaps the team's quota", func(v url.Values) { v.Set("card_type", strconv.FormatInt(w.h800.ID, 10)) }, http.StatusConflict, "valid_from", "quota.overlap"},
+		{"hours not a number", func(v url.Values) { v.Set("card_hours", "很多") }, http.StatusUnprocessableEntity, "card_hours", "field.number", nil},
+		{"hours zero", func(v url.Values) { v.Set("card_hours", "0") }, http.StatusUnprocessableEntity, "card_hours", "quota.hours_range", nil},
+		{"note too long", func(v url.Values) { v.Set("note", strings.Repeat("长", 256)) }, http.StatusUnprocessableEntity, "note", "field.too_long", []any{255}},
+		{"expiry before start", func(v url.Values) { v.Set("expires_at", e.plnLocal(from.Add(-time.Hour))) }, http.StatusUnprocessableEntity, "expires_at", "quota.expiry_before_start", nil},
+		{"time not a time", func(v url.Values) { v.Set("valid_from", "明天") }, http.StatusUnprocessableEntity, "valid_from", "plan.bad_time", nil},
+		{"negative cap", func(v url.Values) { v.Set("max_cards", "-1") }, http.StatusUnprocessableEntity, "max_cards", "quota.max_cards_range", nil},
+		{"overlaps the team's quota", func(v url.Values) { v.Set("card_type", strconv.FormatInt(w.h800.ID, 10)) }, http.StatusConflict, "valid_from", "quota.overlap", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := base()
@@ -246,7 +247,7 @@ func TestQuotaFormBadInputIsShownInline(t *testing.T) {
 			res := c.PostForm("/quotas/new", v, true)
 			plnStatus(t, res, tc.status, "POST /quotas/new")
 			doc := res.Doc(t)
-			if got, want := doc.Find(`[data-testid=error-`+tc.field+`]`).Text(), web.T(web.LangZH, tc.key); got != want {
+			if got, want := doc.Find(`[data-testid=error-`+tc.field+`]`).Text(), web.T(web.LangZH, tc.key, tc.args...); got != want {
 				t.Errorf("message at %s: %q, want %q", tc.field, got, want)
 			}
 			if doc.Find(`[data-testid=form-error]`).Length() != 1 {

@@ -28,6 +28,7 @@ func (a *Area) Routes() []route.Route {
 		route.New(route.POST, "/templates", route.Member, a.createTemplateForm),
 		route.New(route.GET, "/templates/new", route.Member, a.newTemplatePage),
 		route.New(route.GET, "/templates/:id", route.Viewer, a.templatePage),
+		route.New(route.POST, "/templates/:id/preview", route.Member, a.previewTemplateForm),
 		route.New(route.POST, "/templates/:id/use", route.Member, a.useTemplateForm),
 		route.New(route.POST, "/templates/:id/delete", route.Member, a.deleteTemplateForm),
 

@@ -3,6 +3,7 @@ package planning
 import (
 	"math"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -217,6 +218,8 @@ func (a *Area) visibleTemplate(c echo.Context) (*store.BookingTemplate, error) {
 	return t, nil
 }
 
+// templatePage shows a template with its use form; coming back from the
+// preview ("change"), the query fills the form as it was.
 func (a *Area) templatePage(c echo.Context) error {
 	t, err := a.visibleTemplate(c)
 	if err != nil {
@@ -226,10 +229,15 @@ func (a *Area) templatePage(c echo.Context) error {
 	now := a.Store.Now().In(a.Config.TZ)
 	f.Values["name"] = t.Name + " " + now.Format("0102")
 	f.Values["start"] = request.LocalValue(now.Truncate(time.Hour).Add(time.Hour), a.Config.TZ)
-	return a.renderTemplate(c, http.StatusOK, t, f, nil)
+	for _, k := range templateUseFields {
+		if v := c.QueryParam(k); v != "" {
+			f.Values[k] = v
+		}
+	}
+	return a.renderTemplate(c, http.StatusOK, t, f)
 }
 
-func (a *Area) renderTemplate(c echo.Context, status int, t *store.BookingTemplate, f web.Form, created *store.Task) error {
+func (a *Area) renderTemplate(c echo.Context, status int, t *store.BookingTemplate, f web.Form) error {
 	ctx := c.Request().Context()
 	bookable, err := a.Store.BookableTeamIDs(ctx, request.User(c))
 	if err != nil {
@@ -250,59 +258,111 @@ func (a *Area) renderTemplate(c echo.Context, status int, t *store.BookingTempla
 		}
 	}
 	props := web.TemplateUseProps{Template: templateRow(*t, teams, types, images, idSet(bookable)[t.TeamID])}
-	if created != nil {
-		props.CreatedTaskID, props.CreatedTask = created.ID, created.Name
-	}
 	return response.Render(c, status, web.TemplatePage(a.Pages.Page(c, "plan.tpl.title", "booking"), props, f))
 }
 
-// useTemplateForm creates a task from the template and books its shape in
-// one step. When the booking is refused the task stays (its baseline is
-// valid alone): the page says so and links to it.
-func (a *Area) useTemplateForm(c echo.Context) error {
+// templateUse reads the use form of a visible template: the task's name,
+// the start and whether to queue. It refuses a team the user cannot book
+// for, and a start that is not a time, before the store is asked.
+func (a *Area) templateUse(c echo.Context) (*store.BookingTemplate, web.Form, time.Time, error) {
+	f := request.Form(c, templateUseFields...)
 	t, err := a.visibleTemplate(c)
 	if err != nil {
-		return err
+		return nil, f, time.Time{}, err
 	}
-	ctx := c.Request().Context()
-	lang := request.Lang(c)
-	f := request.Form(c, templateUseFields...)
-	// Refuse before anything is written for a team the user cannot book
-	// for, and for a start that is not a time: either would leave a task
-	// behind without a booking.
-	bookable, err := a.Store.BookableTeamIDs(ctx, request.User(c))
+	bookable, err := a.Store.BookableTeamIDs(c.Request().Context(), request.User(c))
 	if err != nil {
-		return err
+		return nil, f, time.Time{}, err
 	}
 	if !idSet(bookable)[t.TeamID] {
-		return errs.E(errs.Forbidden, "server.useTemplate", "booking.not_your_team")
+		return nil, f, time.Time{}, errs.E(errs.Forbidden, "server.useTemplate", "booking.not_your_team")
 	}
 	start, ok := request.ParseLocal(f.Value("start"), a.Config.TZ)
 	switch {
 	case !ok:
-		err = fieldError("start", "plan.bad_time")
+		return t, f, start, fieldError("start", "plan.bad_time")
 	case start.IsZero():
-		err = fieldError("start", "booking.start_required")
-	default:
-		var task *store.Task
-		var res *store.BookingResult
-		task, res, err = a.Store.UseTemplate(ctx, t.ID, f.Value("name"), start, f.Value("queue") != "")
-		if err == nil {
-			b := res.Booking
-			msg := web.T(lang, "plan.tpl.used", task.Name, b.ID, web.T(lang, web.PlanStateKey(b.State)))
-			return a.Pages.RedirectWithFlash(c, "/bookings/"+strconv.FormatInt(b.ID, 10), msg)
-		}
-		if task != nil {
-			if !partialFormFailed(lang, err, &f, templateUseFields) {
-				return err
-			}
-			return a.renderTemplate(c, response.StatusOf(err), t, f, task)
-		}
+		return t, f, start, fieldError("start", "booking.start_required")
 	}
-	if !partialFormFailed(lang, err, &f, templateUseFields) {
+	return t, f, start, nil
+}
+
+// templateUseFailed shows the template again with why its use was refused;
+// errors that are not about the input go to the error handler.
+func (a *Area) templateUseFailed(c echo.Context, t *store.BookingTemplate, f web.Form, err error) error {
+	if t == nil || !partialFormFailed(request.Lang(c), err, &f, templateUseFields) {
 		return err
 	}
-	return a.renderTemplate(c, response.StatusOf(err), t, f, nil)
+	return a.renderTemplate(c, response.StatusOf(err), t, f)
+}
+
+// previewTemplateForm shows what using the template costs and does — the
+// task it creates, the booking's card-hours × price, the quota left, the
+// free cards — before anything is written; its confirm button uses it.
+func (a *Area) previewTemplateForm(c echo.Context) error {
+	t, f, start, err := a.templateUse(c)
+	if err != nil {
+		return a.templateUseFailed(c, t, f, err)
+	}
+	ctx := c.Request().Context()
+	pv, err := a.Store.PreviewTemplate(ctx, t.ID, f.Value("name"), start, f.Value("queue") != "")
+	if err != nil {
+		return a.templateUseFailed(c, t, f, err)
+	}
+	teams, err := a.Store.TeamNames(ctx)
+	if err != nil {
+		return err
+	}
+	task := pv.Task
+	v := web.BookingPreviewProps{
+		Task: web.TaskBrief{Name: task.Name, TeamName: teams[task.TeamID], Priority: task.Priority, Readiness: task.DataReadiness,
+			VRAMGiB: task.VRAMGiB, Precision: task.Precision, EstimateHours: task.EstimateCardHours(), RemainingHours: task.EstimateCardHours()},
+		CardTypeName: pv.CardType.Name, Count: t.CardCount, Start: pv.Start, End: pv.End, Kind: pv.Kind,
+		CardHours: schedule.CardHours(pv.CardSeconds), PriceFen: pv.CardType.PriceFen, CostFen: pv.CostFen, QuotaOverride: pv.QuotaOverride,
+		FreeCards: pv.FreeCards, TotalCards: pv.TotalCards, Placed: pv.Placed, Preempts: pv.Preempts, WaitReason: pv.WaitReason,
+		Action: "/templates/" + strconv.FormatInt(t.ID, 10) + "/use",
+	}
+	v.OverEstimate = v.CardHours > v.Task.RemainingHours+1e-9
+	// The same sizing rule as the booking form's warning (schedule's).
+	if ok, needed := schedule.HoldsVRAM(task.VRAMGiB, pv.CardType.VRAMGiB, t.CardCount, a.Config.Headroom); !ok && needed > 0 {
+		v.VRAMNeeded, v.CardVRAMGiB, v.HeadroomPct = needed, pv.CardType.VRAMGiB, int(a.Config.Headroom*100+0.5)
+	}
+	quotas, err := a.Store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{task.TeamID}, CardTypeID: pv.CardType.ID, ActiveAt: &pv.Start})
+	if err != nil {
+		return err
+	}
+	if len(quotas) > 0 {
+		q := quotas[0]
+		v.HasQuota, v.QuotaLeftHours, v.QuotaExpires = true, q.RemainingHour, q.ExpiresAt
+		v.QuotaAfterHours = q.RemainingHour - v.CardHours
+	}
+	back := url.Values{}
+	for _, k := range templateUseFields {
+		if val := f.Value(k); val != "" {
+			v.Hidden = append(v.Hidden, web.Hidden{Name: k, Value: val})
+			back.Set(k, val)
+		}
+	}
+	v.EditURL = "/templates/" + strconv.FormatInt(t.ID, 10) + "?" + back.Encode() + "#use"
+	return response.Render(c, http.StatusOK, web.BookingPreviewPage(a.Pages.Page(c, "bkpreview.title", "booking"), v))
+}
+
+// useTemplateForm creates the task and books the template's shape, as the
+// preview showed: both or, when the booking is refused (no capacity, over
+// quota), neither — the page says why and nothing is left to clean up.
+func (a *Area) useTemplateForm(c echo.Context) error {
+	t, f, start, err := a.templateUse(c)
+	if err != nil {
+		return a.templateUseFailed(c, t, f, err)
+	}
+	lang := request.Lang(c)
+	task, res, err := a.Store.UseTemplate(c.Request().Context(), t.ID, f.Value("name"), start, f.Value("queue") != "")
+	if err != nil {
+		return a.templateUseFailed(c, t, f, err)
+	}
+	b := res.Booking
+	msg := web.T(lang, "plan.tpl.used", task.Name, b.ID, web.T(lang, web.PlanStateKey(b.State)))
+	return a.Pages.RedirectWithFlash(c, "/bookings/"+strconv.FormatInt(b.ID, 10), msg)
 }
 
 // fieldError is an invalid input with its message on one field.

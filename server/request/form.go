@@ -57,7 +57,8 @@ func List(v string) []string {
 var localLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02 15:04"}
 
 // ParseLocal reads a form time in the portal's zone loc. An empty value
-// is the zero time; ok is false for text that is not a time.
+// is the zero time; ok is false for text that is not a time, or a time
+// outside the portal's range (InRange: the forms' messages name it).
 func ParseLocal(v string, loc *time.Location) (t time.Time, ok bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -65,6 +66,9 @@ func ParseLocal(v string, loc *time.Location) (t time.Time, ok bool) {
 	}
 	for _, layout := range localLayouts {
 		if t, err := time.ParseInLocation(layout, v, loc); err == nil {
+			if !InRange(t) {
+				return time.Time{}, false
+			}
 			return t.UTC(), true
 		}
 	}

@@ -88,9 +88,12 @@ func Describe(err error, lang string) (int, errs.Code, string, map[string]string
 		for f, k := range e.Fields {
 			// A field that carries the headline's own message carries its
 			// arguments too ("at most 64 hosts", the name refused).
-			if k == e.Key {
+			switch args, ok := e.FieldArgs[f]; {
+			case ok && len(args) > 0:
+				fields[f] = web.T(lang, k, args...)
+			case k == e.Key:
 				fields[f] = web.T(lang, k, e.Args...)
-			} else {
+			default:
 				fields[f] = web.T(lang, k)
 			}
 		}

@@ -29,6 +29,25 @@ type Pages struct {
 	tz      *time.Location
 	version string
 	secure  bool // the public URL is https: every cookie is Secure
+	// navOpen tells, for each path the navigation links to, which site
+	// roles may open it (SetNavRanks): the menu shows a viewer only the
+	// items whose page admits them. Read-only once set; every page shares it.
+	navOpen map[string]map[string]bool
+}
+
+// SetNavRanks takes the rank (store.RoleRank) each GET route requires, by
+// path, from the route table once it is built; a navigation path missing
+// from it is shown to no one.
+func (p *Pages) SetNavRanks(ranks map[string]int) {
+	p.navOpen = map[string]map[string]bool{}
+	for _, path := range web.NavPaths() {
+		rank, ok := ranks[path]
+		roles := map[string]bool{}
+		for _, r := range store.Roles {
+			roles[r] = ok && store.RoleRank(r) >= rank
+		}
+		p.navOpen[path] = roles
+	}
 }
 
 // NewPages is the page frame of a deployment.
@@ -55,6 +74,7 @@ func (p *Pages) Base(c echo.Context) web.Page {
 		Path:    c.Request().URL.RequestURI(),
 		TZ:      p.tz,
 		Version: p.version,
+		NavOpen: p.navOpen,
 	}
 }
 

@@ -69,6 +69,34 @@ func Booking(c echo.Context, st *store.Store, id int64) (*store.BookingView, err
 	return b, nil
 }
 
+// BookingID is the booking the path's :id names, when the caller may see
+// it. Handlers that change a booking ask this before they read their body
+// or ask the store: another team's booking is then not found, as on its
+// page, and neither a refused field (422) nor the store's refusal (403)
+// tells that it exists.
+func BookingID(c echo.Context, st *store.Store) (int64, error) {
+	id, err := request.PathID(c, "id")
+	if err != nil {
+		return 0, err
+	}
+	if _, err := Booking(c, st, id); err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// TaskID is BookingID for the task the path's :id names.
+func TaskID(c echo.Context, st *store.Store) (int64, error) {
+	id, err := request.PathID(c, "id")
+	if err != nil {
+		return 0, err
+	}
+	if _, err := Task(c, st, id); err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
 // MayPlan tells whether the caller may write a team's tasks and their
 // files: members and managers of the team, and admins.
 func MayPlan(c echo.Context, st *store.Store, teamID int64) (bool, error) {

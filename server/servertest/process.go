@@ -126,6 +126,9 @@ func (p *Process) Kill(t *testing.T) {
 // Pid is the process id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
+// Output is everything the process logged so far (stderr and stdout).
+func (p *Process) Output() string { return p.log.String() }
+
 // processEnv is the environment without the developer's own CARDHOUR_* settings.
 func processEnv(t *testing.T, vars map[string]string) []string {
 	var environ []string

@@ -141,6 +141,19 @@ func (e *Env) Session(role string) string {
 	return tok
 }
 
+// Token issues a fresh API token for the role's user, for the same reason
+// Session is fresh: a request that revokes its caller's tokens (POST
+// /account/tokens/revoke-all) cannot spoil the next.
+func (e *Env) Token(role string) string {
+	e.T.Helper()
+	a := e.Users[role]
+	_, secret, err := e.St.CreateAPIToken(e.ActorCtx(a), a.ID, "fresh", store.TokenUser)
+	if err != nil {
+		e.T.Fatalf("CreateAPIToken: %v", err)
+	}
+	return secret
+}
+
 // AdminCtx is a context acting as the portal's admin, for setting up
 // records through the store.
 func (e *Env) AdminCtx() context.Context { return e.ActorCtx(e.Users[store.RoleAdmin]) }
