@@ -29,6 +29,13 @@ type browser struct {
 
 func newBrowser(t *testing.T, prefix string) *browser {
 	t.Helper()
+	return newBrowserWithin(t, prefix, 3*time.Minute)
+}
+
+// newBrowserWithin is newBrowser for a walk that may take up to limit: one
+// through many pages at several widths.
+func newBrowserWithin(t *testing.T, prefix string, limit time.Duration) *browser {
+	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromePath),
 		chromedp.UserDataDir(t.TempDir()),
@@ -45,12 +52,15 @@ func newBrowser(t *testing.T, prefix string) *browser {
 		chromedp.Flag("no-default-browser-check", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("mute-audio", true),
+		// The browser of a user in China: the portal reads Accept-Language
+		// on a first visit, and headless Chromium would say en-US.
+		chromedp.Flag("accept-lang", "zh-CN,zh"),
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	// A bound on the whole walk, so a selector that never appears fails the
 	// test instead of hanging it until go test's own timeout.
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancelTimeout := context.WithTimeout(ctx, limit)
 	t.Cleanup(func() {
 		cancelTimeout()
 		cancelTab()

@@ -141,12 +141,17 @@ func strictTransport(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // language picks the viewer's language: an explicit ?lang=, the cookie set by
-// the switch, or the configured default.
+// the switch, else the browser's Accept-Language (a first visit, an API
+// client), else the configured default.
 func (s *Server) language(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		lang := s.cfg.Lang
 		if ck, err := c.Cookie(request.LangCookie); err == nil {
 			lang = web.NormalizeLang(ck.Value, lang)
+		} else {
+			lang = web.AcceptLanguage(c.Request().Header.Get("Accept-Language"), lang)
+			// A shared cache must not hand one browser's language to another.
+			c.Response().Header().Add("Vary", "Accept-Language")
 		}
 		if q := c.QueryParam("lang"); q != "" {
 			lang = web.NormalizeLang(q, lang)

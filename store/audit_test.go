@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"cardhour/errs"
 	"cardhour/store"
@@ -291,6 +292,92 @@ func TestFindAuditEntries(t *testing.T) {
 		page, total, err := st.FindAuditEntries(context.Background(), store.AuditFilter{Limit: 2, Offset: 2})
 		if err != nil || total != 5 || len(page) != 2 || page[0].ID != all[2].ID || page[1].ID != all[3].ID {
 			t.Errorf("page 2 of 2 = %+v, total %d, %v", page, total, err)
+		}
+	})
+}
+
+// TestAuditSummariesAreKeyed: a summary in words is kept as a message key
+// with its arguments (a name as text, a kind as a key to translate), never
+// as English; a bare name stays plain text.
+func TestAuditSummariesAreKeyed(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		u := MustUser(t, st, "auditor", store.RoleAdmin)
+		ctx := store.WithActor(context.Background(), store.Actor{UserID: u.ID, Username: u.Username})
+		if _, _, err := st.CreateTelemetryToken(ctx, store.TokenBoard, "大厅看板"); err != nil {
+			t.Fatal(err)
+		}
+		e := lastAudit(t, st)
+		if e.Summary != "" || e.SummaryKey != "audit.sum.token_kind" {
+			t.Errorf("token entry: summary %q, key %q; want no text and the key", e.Summary, e.SummaryKey)
+		}
+		want := []store.AuditArg{{Key: "telemetry.kind.board"}, {Text: "大厅看板"}}
+		if got := e.Args(); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+			t.Errorf("token entry args = %+v, want %+v", got, want)
+		}
+		MustHost(t, st, "gpu-07")
+		if e := lastAudit(t, st); e.Summary != "gpu-07" || e.SummaryKey != "" || e.Args() != nil {
+			t.Errorf("host entry: %+v, want the plain name", e)
+		}
+	})
+}
+
+// TestAuditFilters: by who, by action (any of, none of), by time; the
+// choices offered for the filters follow the entries a view holds.
+func TestAuditFilters(t *testing.T) {
+	t.Parallel()
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		other := store.WithActor(ctx, store.Actor{UserID: 7, Username: "seven"})
+		MustHost(t, st, "gpu-01")
+		if _, err := st.CreateHost(other, store.HostInput{Name: "gpu-02"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []string{"login", "logout", "login_failed"} {
+			if err := st.RecordEvent(other, a, "user", 7, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		count := func(f store.AuditFilter) int64 {
+			t.Helper()
+			_, n, err := st.FindAuditEntries(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		now := time.Now()
+		for name, c := range map[string]struct {
+			f    store.AuditFilter
+			want int64
+		}{
+			"everything":         {store.AuditFilter{}, 5},
+			"by seven":           {store.AuditFilter{ActorName: "seven"}, 4},
+			"by the auditor":     {store.AuditFilter{ActorName: "auditor"}, 1},
+			"sign-ins":           {store.AuditFilter{Actions: store.AuthActions}, 3},
+			"changes":            {store.AuditFilter{ExceptActions: store.AuthActions}, 2},
+			"seven's changes":    {store.AuditFilter{ActorName: "seven", ExceptActions: store.AuthActions}, 1},
+			"logouts":            {store.AuditFilter{Actions: []string{"logout"}}, 1},
+			"since an hour ago":  {store.AuditFilter{From: now.Add(-time.Hour)}, 5},
+			"from in an hour":    {store.AuditFilter{From: now.Add(time.Hour)}, 0},
+			"before an hour ago": {store.AuditFilter{Before: now.Add(-time.Hour)}, 0},
+			"this hour":          {store.AuditFilter{From: now.Add(-time.Hour), Before: now.Add(time.Hour)}, 5},
+		} {
+			if got := count(c.f); got != c.want {
+				t.Errorf("%s: %d entries, want %d", name, got, c.want)
+			}
+		}
+		acts, err := st.FindAuditActions(ctx, store.AuditFilter{Actions: store.AuthActions})
+		if err != nil || strings.Join(acts, ",") != "login,login_failed,logout" {
+			t.Errorf("sign-in actions = %q, %v", acts, err)
+		}
+		acts, err = st.FindAuditActions(ctx, store.AuditFilter{ExceptActions: store.AuthActions})
+		if err != nil || strings.Join(acts, ",") != "create" {
+			t.Errorf("change actions = %q, %v", acts, err)
+		}
+		who, err := st.FindAuditActors(ctx, store.AuditFilter{Actions: store.AuthActions})
+		if err != nil || strings.Join(who, ",") != "seven" {
+			t.Errorf("who signed in = %q, %v", who, err)
 		}
 	})
 }

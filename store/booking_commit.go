@@ -90,7 +90,7 @@ func (s *Store) preempt(ctx context.Context, tx *gorm.DB, id int64, by *Booking)
 	if err := s.notifyTeam(tx, victim.TeamID, victim.UserID, "preempted", "notify.preempted", fmt.Sprintf("/bookings/%d", victim.ID), victim.ID, task.Name); err != nil {
 		return err
 	}
-	return s.audit(ctx, tx, "preempt", "booking", victim.ID, fmt.Sprintf("by booking #%d (%s)", by.ID, task.Name), before, victim)
+	return s.auditNoted(ctx, tx, "preempt", "booking", victim.ID, auditMsg("audit.sum.preempted_by", argText(by.ID), argText(task.Name)), before, victim)
 }
 
 func noCapacityErr(op string, s *schedule.Shortfall) error {

@@ -119,7 +119,7 @@ func (s *Store) ReleaseBooking(ctx context.Context, id int64) (*ReleaseResult, e
 		if err := s.saveBooking(tx, &before, b); err != nil {
 			return err
 		}
-		if err := s.audit(ctx, tx, "release", "booking", b.ID, fmt.Sprintf("returned %s card-hours", schedule.HoursText(res.ReturnedCardSeconds)), before, b); err != nil {
+		if err := s.auditNoted(ctx, tx, "release", "booking", b.ID, auditMsg("audit.sum.returned", argText(schedule.HoursText(res.ReturnedCardSeconds))), before, b); err != nil {
 			return err
 		}
 		res.Booking = b
@@ -233,7 +233,7 @@ func (s *Store) ExtendBooking(ctx context.Context, id int64, newEnd time.Time) (
 			return err
 		}
 		out = b
-		return s.audit(ctx, tx, "extend", "booking", b.ID, fmt.Sprintf("until %s", newEnd.Format(time.RFC3339)), before, b)
+		return s.auditNoted(ctx, tx, "extend", "booking", b.ID, auditMsg("audit.sum.extended", argTime(newEnd)), before, b)
 	})
 	return out, err
 }
@@ -361,7 +361,7 @@ func (s *Store) placeQueue(ctx context.Context, tx *gorm.DB, ct *CardType, decid
 				return err
 			}
 		}
-		if err := s.audit(ctx, tx, "place", "booking", b.ID, "placed from the queue", before, b); err != nil {
+		if err := s.auditNoted(ctx, tx, "place", "booking", b.ID, auditMsg("audit.sum.placed"), before, b); err != nil {
 			return err
 		}
 	}
@@ -470,7 +470,7 @@ func (s *Store) Tick(ctx context.Context) (TickResult, error) {
 					return err
 				}
 				if before.State != b.State {
-					if err := s.audit(ctx, tx, "transition", "booking", b.ID, before.State+" → "+b.State, nil, nil); err != nil {
+					if err := s.auditNoted(ctx, tx, "transition", "booking", b.ID, auditMsg("audit.sum.transition", argKey("bkstate."+before.State), argKey("bkstate."+b.State)), nil, nil); err != nil {
 						return err
 					}
 				}

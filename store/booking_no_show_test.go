@@ -98,7 +98,7 @@ func TestNoShowFreesUntouchedCards(t *testing.T) {
 			t.Errorf("owner not told of the no-show: %+v", notes)
 		}
 		es, _, err := w.st.FindAuditEntries(ctx, store.AuditFilter{Entity: "booking", EntityID: absent.Booking.ID})
-		if err != nil || len(es) == 0 || es[0].Summary != "active → no_show" || auditCount(t, w.st) <= audits {
+		if err != nil || len(es) == 0 || es[0].SummaryKey != "audit.sum.transition" || fmt.Sprint(es[0].Args()) != "[{ bkstate.active <nil>} { bkstate.no_show <nil>}]" || auditCount(t, w.st) <= audits {
 			t.Errorf("audit of the no-show: %+v, %v", es, err)
 		}
 		drift, err := w.st.QuotaLedgerDrift(ctx)

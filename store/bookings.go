@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -556,11 +555,11 @@ func (s *Store) writeBooking(ctx context.Context, tx *gorm.DB, req BookingReques
 	res.View = &BookingView{Booking: *b, TaskName: p.task.Name, TeamName: party.teamName, Username: party.user.Username,
 		CardTypeName: p.cardType.Name, Cards: res.Cards, CostFen: schedule.CostFen(b.BookedCardSeconds(), b.PriceFen)}
 	if b.QuotaOverrideBy != nil {
-		if err := s.audit(ctx, tx, "quota_override", "booking", b.ID, quotaSummary(p.verdict), nil, b); err != nil {
+		if err := s.auditNoted(ctx, tx, "quota_override", "booking", b.ID, quotaSummary(p.verdict), nil, b); err != nil {
 			return nil, nil, err
 		}
 	}
-	if err := s.audit(ctx, tx, "create", "booking", b.ID, fmt.Sprintf("%s ×%d %s", p.cardType.Name, b.CardCount, b.State), nil, b); err != nil {
+	if err := s.auditNoted(ctx, tx, "create", "booking", b.ID, auditMsg("audit.sum.booked", argText(p.cardType.Name), argText(b.CardCount), argKey("bkstate."+b.State)), nil, b); err != nil {
 		return nil, nil, err
 	}
 	return res, nil, nil

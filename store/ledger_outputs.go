@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -143,11 +142,11 @@ func (s *Store) RecordOutput(ctx context.Context, loc *time.Location, bookingID 
 			old = &o
 		}
 		o := Output{BookingID: b.ID, Quantity: *in.Quantity, Unit: in.Unit, Note: in.Note, CreatedBy: u.ID, CreatedAt: s.now()}
-		action, summary := "record", fmt.Sprintf("%s %s for booking #%d", FormatQuantity(o.Quantity), o.Unit, b.ID)
+		action, summary := "record", auditMsg("audit.sum.output", argText(FormatQuantity(o.Quantity)), argText(o.Unit), argText(b.ID))
 		if old != nil {
 			id := old.ID
 			o.CorrectsID = &id
-			action, summary = "correct", fmt.Sprintf("%s (entry #%d)", summary, old.ID)
+			action, summary = "correct", auditMsg("audit.sum.output_correction", argText(FormatQuantity(o.Quantity)), argText(o.Unit), argText(b.ID), argText(old.ID))
 		}
 		if err := tx.Create(&o).Error; err != nil {
 			// Two corrections of one entry raced; the unique index kept
@@ -162,7 +161,7 @@ func (s *Store) RecordOutput(ctx context.Context, loc *time.Location, bookingID 
 		if old != nil {
 			before = old
 		}
-		if err := s.audit(ctx, tx, action, "ledger_output", o.ID, summary, before, o); err != nil {
+		if err := s.auditNoted(ctx, tx, action, "ledger_output", o.ID, summary, before, o); err != nil {
 			return err
 		}
 		out = OutputView{Output: o, CreatedByName: u.Username}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -278,7 +279,7 @@ func (s *Store) SetTaskKind(ctx context.Context, taskID int64, kind string) erro
 		if err := tx.Table("tasks").Where("id = ?", taskID).Updates(map[string]any{"kind": kind, "updated_at": s.now()}).Error; err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, "set_kind", "task", taskID, fmt.Sprintf("%s: kind %q → %q", t.Name, old, kind),
+		return s.auditNoted(ctx, tx, "set_kind", "task", taskID, auditMsg("audit.sum.task_kind", argText(t.Name), argKey("lgkind."+cmp.Or(old, "none")), argKey("lgkind."+cmp.Or(kind, "none"))),
 			map[string]any{"id": taskID, "kind": old}, map[string]any{"id": taskID, "kind": kind})
 	})
 }

@@ -1,8 +1,6 @@
 package store
 
 import (
-	"fmt"
-
 	"gorm.io/gorm"
 
 	"cardhour/errs"
@@ -49,8 +47,19 @@ func quotaErr(op string, v schedule.QuotaVerdict) error {
 	return &errs.Error{Code: errs.Conflict, Op: op, Key: "quota.none"}
 }
 
-func quotaSummary(v schedule.QuotaVerdict) string {
-	return fmt.Sprintf("quota %s exceeded by %d", v.Limit, v.OverBy)
+// quotaSummary says which limit an admin's override broke, and by how much.
+func quotaSummary(v schedule.QuotaVerdict) auditNote {
+	switch v.Limit {
+	case schedule.LimitHours:
+		return auditMsg("audit.sum.over_hours", argText(schedule.HoursText(v.OverBy)))
+	case schedule.LimitCards:
+		return auditMsg("audit.sum.over_cards", argText(v.OverBy))
+	case schedule.LimitExpiry:
+		return auditMsg("audit.sum.over_expiry", argText(schedule.HoursText(v.OverBy)))
+	case schedule.LimitNotYet:
+		return auditMsg("audit.sum.not_yet_valid", argText(schedule.HoursText(v.OverBy)))
+	}
+	return auditMsg("audit.sum.no_quota")
 }
 
 // teamHeldPeak is the most cards of the type the team holds at once during

@@ -267,7 +267,7 @@ func (s *Store) CreateQuotaRequest(ctx context.Context, in QuotaRequestInput) (*
 		if err := tx.Create(&r).Error; err != nil {
 			return err
 		}
-		if err := s.audit(ctx, tx, "create", "quota_request", r.ID, r.Kind+" quota #"+fmt.Sprint(q.ID), nil, r); err != nil {
+		if err := s.auditNoted(ctx, tx, "create", "quota_request", r.ID, auditMsg("audit.sum.quota_request", argKey("qreq.kind."+r.Kind), argText(q.ID)), nil, r); err != nil {
 			return err
 		}
 		team, cardType, err := quotaNames(tx, q)
@@ -418,7 +418,7 @@ func (s *Store) DecideQuotaRequest(ctx context.Context, id int64, approve bool, 
 		if approve {
 			action = "approve"
 		}
-		if err := s.audit(ctx, tx, action, "quota_request", r.ID, r.Kind+" quota #"+fmt.Sprint(q.ID), before, r); err != nil {
+		if err := s.auditNoted(ctx, tx, action, "quota_request", r.ID, auditMsg("audit.sum.quota_request", argKey("qreq.kind."+r.Kind), argText(q.ID)), before, r); err != nil {
 			return err
 		}
 		team, cardType, err := quotaNames(tx, q)

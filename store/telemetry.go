@@ -139,7 +139,7 @@ func (s *Store) RecordUnknownCards(ctx context.Context, cards []UnknownCard) err
 				if err := tx.Create(&p).Error; err != nil {
 					return err
 				}
-				return s.audit(ctx, tx, "park", "pending_card", p.ID, p.UUID+" on "+p.HostName, nil, p)
+				return s.auditNoted(ctx, tx, "park", "pending_card", p.ID, auditMsg("audit.sum.parked", argText(p.UUID), argText(p.HostName)), nil, p)
 			}
 			return tx.Save(&p).Error
 		})

@@ -96,7 +96,7 @@ func (s *Store) CreateTelemetryToken(ctx context.Context, kind, name string, hos
 		if err := tx.Create(t).Error; err != nil {
 			return err
 		}
-		return s.audit(ctx, tx, "create", "api_token", t.ID, kind+": "+t.Name, nil, t)
+		return s.auditNoted(ctx, tx, "create", "api_token", t.ID, auditMsg("audit.sum.token_kind", argKey("telemetry.kind."+kind), argText(t.Name)), nil, t)
 	})
 	if err != nil {
 		return nil, "", err
@@ -106,11 +106,16 @@ func (s *Store) CreateTelemetryToken(ctx context.Context, kind, name string, hos
 
 // FindTelemetryToken resolves a secret to a live token of kind. Any other
 // answer — unknown, revoked, another kind, its issuer disabled — is
-// Unauthorized, so a caller cannot tell them apart.
+// Unauthorized, so a caller cannot tell them apart; the message names the
+// kind the caller asked for (a wall's board token is no API token).
 func (s *Store) FindTelemetryToken(ctx context.Context, kind, secret string) (*APIToken, error) {
 	const op = "store.FindTelemetryToken"
+	invalid := "auth.agent_token_invalid"
+	if kind == TokenBoard {
+		invalid = "auth.board_token_invalid"
+	}
 	if secret == "" || !telemetryKind(kind) {
-		return nil, errs.E(errs.Unauthorized, op, "auth.token_invalid")
+		return nil, errs.E(errs.Unauthorized, op, invalid)
 	}
 	var t APIToken
 	err := s.read(ctx).Table("api_tokens t").Select("t.*").Joins("JOIN users u ON u.id = t.user_id").
@@ -120,7 +125,7 @@ func (s *Store) FindTelemetryToken(ctx context.Context, kind, secret string) (*A
 		if e := translate(op, err); !errs.Is(e, errs.NotFound) {
 			return nil, e
 		}
-		return nil, errs.E(errs.Unauthorized, op, "auth.token_invalid")
+		return nil, errs.E(errs.Unauthorized, op, invalid)
 	}
 	now := s.now()
 	if t.LastUsedAt == nil || now.Sub(*t.LastUsedAt) > time.Minute {

@@ -373,7 +373,7 @@ func BoardPage(p Page, b BoardProps) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\"><header class=\"board-top\"><div class=\"board-brand\"><span class=\"board-mark\" aria-hidden=\"true\">卡</span><div><h1>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\"><header class=\"board-top\"><div class=\"board-brand\"><span class=\"board-mark\" aria-hidden=\"true\" lang=\"zh-CN\">卡</span><div><h1>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

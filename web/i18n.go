@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -23,6 +24,38 @@ func NormalizeLang(v, def string) string {
 		return LangEN
 	}
 	return def
+}
+
+// AcceptLanguage picks the supported language a browser's Accept-Language
+// header prefers, by its q-values: zh, zh-CN, zh-Hans (any zh) is zh-CN,
+// en and en-* are en; tags the portal does not speak are passed over, and
+// def answers when none is left (no header, "fr", "*").
+func AcceptLanguage(header, def string) string {
+	best, bestQ := def, 0.0
+	for _, part := range strings.Split(header, ",") {
+		tag, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		q := 1.0
+		if k, v, ok := strings.Cut(strings.TrimSpace(params), "="); ok && strings.TrimSpace(k) == "q" {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				continue
+			}
+			q = f
+		}
+		tag = strings.ToLower(strings.TrimSpace(tag))
+		lang := ""
+		switch {
+		case tag == "zh" || strings.HasPrefix(tag, "zh-"):
+			lang = LangZH
+		case tag == "en" || strings.HasPrefix(tag, "en-"):
+			lang = LangEN
+		}
+		// The first of equal q-values wins, as the header lists them.
+		if lang != "" && q > bestQ {
+			best, bestQ = lang, q
+		}
+	}
+	return best
 }
 
 // T translates key into lang, filling %-verbs from args. A missing key shows
@@ -69,7 +102,7 @@ func Keys() []string {
 // catalogue holds each message as {zh-CN, en}; keeping the pair on one line
 // makes a missing translation impossible. Each area keeps its messages in
 // its own file; a key defined twice is reported by DuplicateKeys.
-var catalogue, duplicateKeys = merge(coreMessages, bookingMessages, planningMessages, apiMessages, boardMessages, ledgerMessages, filesMessages, notifyMessages, approvalsMessages, quotaMessages, homeMessages, listsMessages)
+var catalogue, duplicateKeys = merge(coreMessages, bookingMessages, planningMessages, apiMessages, boardMessages, ledgerMessages, filesMessages, notifyMessages, approvalsMessages, quotaMessages, homeMessages, listsMessages, auditMessages)
 
 func merge(parts ...map[string][2]string) (map[string][2]string, []string) {
 	out := map[string][2]string{}
@@ -103,6 +136,8 @@ var coreMessages = map[string][2]string{
 	"nav.home":     {"首页", "Home"},
 	"nav.language": {"English", "中文"},
 	"nav.skip":     {"跳到正文", "Skip to content"},
+	"nav.menu":     {"菜单", "Menu"},
+	"nav.sections": {"栏目", "Sections"},
 
 	"admin.title":          {"管理", "Administration"},
 	"admin.cardtypes":      {"卡型", "Card types"},
@@ -118,6 +153,12 @@ var coreMessages = map[string][2]string{
 	"admin.intro":          {"卡型、主机、GPU 卡与镜像是预约的基础；权限写清，不随意外发。", "Card types, hosts, cards and images are what bookings stand on; permissions are written down, never handed out casually."},
 	"admin.no_rows":        {"暂无记录。", "Nothing here yet."},
 	"admin.add":            {"新增", "Add"},
+	"cardtype.add":         {"新增卡型", "Add a card type"},
+	"card.add":             {"新增 GPU 卡", "Add a card"},
+	"host.add":             {"新增主机", "Add a host"},
+	"image.add":            {"新增环境镜像", "Add an image"},
+	"team.add":             {"新增团队", "Add a team"},
+	"user.add":             {"新增用户", "Add a user"},
 	"admin.save":           {"保存", "Save"},
 	"admin.edit":           {"编辑", "Edit"},
 	"admin.delete":         {"删除", "Delete"},
@@ -240,6 +281,7 @@ var coreMessages = map[string][2]string{
 	"account.password_changed":       {"密码已修改：其他登录已退出，你的 API 令牌已全部吊销（需要的请重新生成）。", "Password changed: your other sessions were logged out and your API tokens revoked (create new ones where you need them)."},
 	"account.tokens":                 {"API 令牌", "API tokens"},
 	"account.token_name":             {"令牌名称", "Token name"},
+	"account.token_prefix":           {"前缀", "Prefix"},
 	"account.token_create":           {"生成令牌", "Create token"},
 	"account.token_created":          {"新令牌只显示这一次，请立即复制保存：", "The new token is shown this once; copy it now:"},
 	"account.token_revoke":           {"吊销", "Revoke"},
@@ -331,6 +373,10 @@ var coreMessages = map[string][2]string{
 	"metrics.denied":       {"/metrics 只对 CARDHOUR_METRICS_ALLOW 所列网络（默认仅本机）、带 CARDHOUR_METRICS_TOKEN 的请求和管理员开放。", "/metrics answers the networks in CARDHOUR_METRICS_ALLOW (by default this host only), requests with CARDHOUR_METRICS_TOKEN, and admins."},
 	"auth.rate_limited":    {"登录尝试过多，请 %d 秒后再试。", "Too many login attempts; try again in %d seconds."},
 	"auth.csrf":            {"表单已过期或来源不明，请刷新页面后重试。", "The form expired or came from elsewhere; reload the page and try again."},
+
+	// A wall's board token and a host's agent token are no API tokens.
+	"auth.board_token_invalid": {"看板令牌无效或已吊销，请向管理员索取新的看板地址。", "The board token is invalid or revoked; ask an admin for a new board address."},
+	"auth.agent_token_invalid": {"采集令牌无效或已吊销。", "The agent token is invalid or revoked."},
 
 	"error.duplicate":         {"记录已存在。", "This record exists already."},
 	"error.in_use":            {"仍被其他记录引用，不能删除。", "Other records still refer to this; it cannot be deleted."},

@@ -136,7 +136,7 @@ var ledgerMessages = map[string][2]string{
 	"report.no_quotas":        {"这个月没有生效的配额。", "No quota was in force this month."},
 	"report.outputs_month":    {"本月产出", "Outputs this month"},
 	"report.outputs_help":     {"产出计入其轮次结束的月份；每千元产出除以这些轮次的全部花费。", "Outputs count in the month their round ended; output per ¥1,000 divides by those rounds' whole cost."},
-	"report.idle_title":       {"空转最多的轮次", "Rounds that idled most (空转)"},
+	"report.idle_title":       {"空转最多的轮次", "Rounds that idled most"},
 	"report.no_idle":          {"这个月没有空转。", "No held-idle time this month."},
 	"report.best_title":       {"每千元产出最高的轮次", "Best output per cost"},
 	"report.no_best":          {"这个月还没有带花费的产出。", "No output with a cost this month."},

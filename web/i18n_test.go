@@ -21,6 +21,61 @@ var keyUses = []*regexp.Regexp{
 	regexp.MustCompile(`(?:withKey|nameTaken|inUse)\([^,]+,\s*"([a-z0-9_.]+)"\)`),
 	regexp.MustCompile(`\bT\((?:[a-zA-Z.]+,\s*)?"([a-z0-9_]+\.[a-z0-9_.]+)"`),
 	regexp.MustCompile(`"([a-z0-9_]+\.[a-z0-9_]+)"\s*:\s*"([a-z0-9_]+\.[a-z0-9_.]+)"`),
+	regexp.MustCompile(`(?:auditMsg|argKey)\("([a-z0-9_]+\.[a-z0-9_.]+)"[,)]`),
+}
+
+// auditedNames finds what the store writes to the audit log as codes: the
+// action and the kind of record of each audit call, and the actions chosen
+// into a variable first.
+var auditedNames = []*regexp.Regexp{
+	regexp.MustCompile(`(?:\.audit|\.auditNoted|RecordEvent)\(ctx, (?:tx, )?"([a-z_]+)", "([a-z_]+)"`),
+	regexp.MustCompile(`(?:\.audit|\.auditNoted)\(ctx, tx, action, "([a-z_]+)"`),
+	regexp.MustCompile(`\baction(?:, summary)? :?= "([a-z_]+)"`),
+}
+
+// TestEveryAuditedCodeHasALabel: the audit log shows each action and kind
+// of record in the reader's language, so each needs a message.
+func TestEveryAuditedCodeHasALabel(t *testing.T) {
+	seen := 0
+	for _, root := range []string{"../store", "../server"} {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for i, re := range auditedNames {
+				for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+					seen++
+					switch {
+					case i == 0:
+						checkLabel(t, path, "audit.act."+m[1])
+						checkLabel(t, path, "entity."+m[2])
+					case i == 1:
+						checkLabel(t, path, "entity."+m[1])
+					default:
+						checkLabel(t, path, "audit.act."+m[1])
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seen < 40 {
+		t.Fatalf("found only %d audit calls; the scan patterns no longer match the code", seen)
+	}
+}
+
+func checkLabel(t *testing.T, path, key string) {
+	t.Helper()
+	if !web.HasKey(key) {
+		t.Errorf("%s audits a code without a label: add %q to the catalogue", path, key)
+	}
 }
 
 func TestEveryUsedKeyIsTranslated(t *testing.T) {
@@ -82,5 +137,20 @@ func TestNormalizeLang(t *testing.T) {
 		if got := web.NormalizeLang(in, web.LangZH); got != want {
 			t.Errorf("NormalizeLang(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestAcceptLanguage(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "zh-CN", "en": "en", "en-US,en;q=0.9": "en", "zh": "zh-CN", "zh-CN": "zh-CN", "zh-Hans": "zh-CN",
+		"en;q=0.3, zh-Hans;q=0.7": "zh-CN", "fr, en;q=0.5": "en", "fr, de": "zh-CN", "*": "zh-CN", "en;q=0": "zh-CN",
+		"en;q=bad, zh": "zh-CN", "EN-gb": "en",
+	} {
+		if got := web.AcceptLanguage(in, web.LangZH); got != want {
+			t.Errorf("AcceptLanguage(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := web.AcceptLanguage("fr", web.LangEN); got != web.LangEN {
+		t.Errorf("AcceptLanguage(fr) with default en = %q", got)
 	}
 }

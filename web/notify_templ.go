@@ -662,7 +662,7 @@ func NotifySettingsPage(p Page, s NotifySettingsProps, f Form) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = Select(f, "lang", p.T("ntf.set.lang"), []Option{{"", p.T("ntf.set.lang_default")}, {"zh-CN", "中文"}, {"en", "English"}}, false).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = Select(f, "lang", p.T("ntf.set.lang"), []Option{{Value: "", Label: p.T("ntf.set.lang_default")}, {Value: LangZH, Label: "中文", Lang: LangZH}, {Value: LangEN, Label: "English", Lang: LangEN}}, false).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -675,7 +675,7 @@ func NotifySettingsPage(p Page, s NotifySettingsProps, f Form) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if s.IsManager {
-				templ_7745c5c3_Err = Select(f, "digest_minute", p.T("ntf.set.digest"), append([]Option{{"-1", p.T("ntf.set.digest_off")}}, s.Minutes...), false).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = Select(f, "digest_minute", p.T("ntf.set.digest"), append([]Option{{Value: "-1", Label: p.T("ntf.set.digest_off")}}, s.Minutes...), false).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1603,7 +1603,7 @@ func ChannelForm(p Page, c ChannelsProps, f Form, action string, editing bool, u
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = Select(f, "lang", p.T("ntf.ch.lang"), []Option{{"zh-CN", "中文"}, {"en", "English"}}, true).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = Select(f, "lang", p.T("ntf.ch.lang"), []Option{{Value: LangZH, Label: "中文", Lang: LangZH}, {Value: LangEN, Label: "English", Lang: LangEN}}, true).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

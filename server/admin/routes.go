@@ -338,7 +338,13 @@ func (a *Area) auditRoutes() []route.Route {
 			Status:  http.StatusOK,
 			Result:  route.JSON("AuditPage", auditPageJSON{}),
 			Query: []route.Param{{Name: "entity", Kind: "string", Desc: "only this kind of record (booking, quota, …)"}, {Name: "entity_id", Kind: "integer", Desc: "only this record"},
+				{Name: "actor", Kind: "string", Desc: "only what this user (username) or system actor (system, telemetry, demo, cli) did"},
+				{Name: "action", Kind: "string", Desc: "only these actions, comma-separated (create,update,login,…)"},
+				{Name: "view", Kind: "string", Desc: "changes (no sign-ins), auth (logins, logouts and failed logins only) or all (the default)"},
+				{Name: "from", Kind: "string", Desc: "entries at or after this time: RFC 3339, or a date in the portal's zone"},
+				{Name: "to", Kind: "string", Desc: "entries before this time (RFC 3339), or up to the end of this date"},
 				{Name: "limit", Kind: "integer", Desc: "1–1000, default 50"}, {Name: "offset", Kind: "integer", Desc: "entries to skip"}},
+			Desc: "summary is in the caller's language (Accept-Language, ?lang=); summary_key and summary_args are the message it was made from (empty for entries that kept a plain text).",
 		}),
 	}
 }

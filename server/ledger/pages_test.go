@@ -254,7 +254,7 @@ func TestOutputAPIAndMonthlyReportExports(t *testing.T) {
 	}
 	defer book.Close()
 	sheets := book.GetSheetList()
-	want := []string{"Summary", "By team", "By task", "Outputs this month", "Quotas- granted and used", "Rounds that idled most (空转)",
+	want := []string{"Summary", "By team", "By task", "Outputs this month", "Quotas- granted and used", "Rounds that idled most",
 		"Best output per cost", "Output entries", "Last six months"}
 	if strings.Join(sheets, "|") != strings.Join(want, "|") {
 		t.Errorf("sheets %q, want %q", sheets, want)
