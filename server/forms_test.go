@@ -40,6 +40,10 @@ func TestFormsReportEveryBadFieldAtOnce(t *testing.T) {
 	local := func(at time.Time) string { return at.In(e.Cfg.TZ).Format("2006-01-02T15:04") }
 	long := func(field string, ls store.Limits) string { return strings.Repeat("长", ls[field].MaxLen+1) }
 
+	var taskID int64
+	if err := e.St.DB().QueryRow("SELECT id FROM tasks ORDER BY id LIMIT 1").Scan(&taskID); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, post string
 		form       url.Values
@@ -63,6 +67,10 @@ func TestFormsReportEveryBadFieldAtOnce(t *testing.T) {
 				"note": {long("note", store.QuotaLimits)}},
 			map[string]string{"card_hours": zh("field.number"), "max_cards": zh("quota.max_cards_range", store.QuotaLimits["max_cards"].Args()...),
 				"note": zh("field.too_long", store.QuotaLimits["note"].MaxLen)}},
+		{"booking", "/booking",
+			url.Values{"task_id": {id(taskID)}, "card_type": {""}, "count": {"七"},
+				"start": {local(time.Now().Add(3 * time.Hour))}, "end": {local(time.Now().Add(2 * time.Hour))}},
+			map[string]string{"card_type": zh("bkform.card_type_required"), "count": zh("field.integer"), "end": zh("booking.end_before_start")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := c.PostForm(tc.post, tc.form, true)

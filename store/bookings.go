@@ -372,6 +372,13 @@ func (s *Store) checkBookingRequest(op string, req *BookingRequest) error {
 	return v.Err()
 }
 
+// CheckBookingRequest runs the request's own checks (count, window) without
+// the database: a form that could not parse every field still reports
+// what is wrong with the others at once.
+func (s *Store) CheckBookingRequest(req BookingRequest) error {
+	return s.checkBookingRequest(createBookingOp, &req)
+}
+
 // checkBookingShape checks the count and settles the window, the part of
 // checkBookingRequest a template's use (whose task is made later) shares.
 func (s *Store) checkBookingShape(op string, req *BookingRequest, v *errs.Validation) {

@@ -303,7 +303,7 @@ func (a *Area) bookingRequestFromForm(f web.Form) (store.BookingRequest, error) 
 		hours = min(hours, 100*365*24)
 		req.Start = time.Now()
 		req.End = req.Start.Add(time.Duration(hours * float64(time.Hour)))
-		return req, v.Err()
+		return req, a.withStoreChecks(req, v)
 	}
 	for field, dst := range map[string]*time.Time{"start": &req.Start, "end": &req.End} {
 		raw := strings.TrimSpace(f.Value(field))
@@ -317,7 +317,21 @@ func (a *Area) bookingRequestFromForm(f web.Form) (store.BookingRequest, error) 
 		}
 		*dst = t
 	}
-	return req, v.Err()
+	return req, a.withStoreChecks(req, v)
+}
+
+// withStoreChecks adds the store's own checks of req to what parsing the
+// form found, for the fields parsing did not already refuse: every invalid
+// field is reported at once, not the parse errors first and the rest after
+// the next submit.
+func (a *Area) withStoreChecks(req store.BookingRequest, v *errs.Validation) error {
+	if v.Err() == nil {
+		return nil // the store checks it in full when it books
+	}
+	if err := v.Merge(a.Store.CheckBookingRequest(req)); err != nil {
+		return err
+	}
+	return v.Err()
 }
 
 // bookingFormFailed shows the form again with the reasons; in "book now"
