@@ -40,8 +40,11 @@ func TestFormsReportEveryBadFieldAtOnce(t *testing.T) {
 	local := func(at time.Time) string { return at.In(e.Cfg.TZ).Format("2006-01-02T15:04") }
 	long := func(field string, ls store.Limits) string { return strings.Repeat("长", ls[field].MaxLen+1) }
 
-	var taskID int64
+	var taskID, quotaID int64
 	if err := e.St.DB().QueryRow("SELECT id FROM tasks ORDER BY id LIMIT 1").Scan(&taskID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.St.DB().QueryRow("SELECT id FROM quotas ORDER BY id LIMIT 1").Scan(&quotaID); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -71,6 +74,15 @@ func TestFormsReportEveryBadFieldAtOnce(t *testing.T) {
 			url.Values{"task_id": {id(taskID)}, "card_type": {""}, "count": {"七"},
 				"start": {local(time.Now().Add(3 * time.Hour))}, "end": {local(time.Now().Add(2 * time.Hour))}},
 			map[string]string{"card_type": zh("bkform.card_type_required"), "count": zh("field.integer"), "end": zh("booking.end_before_start")}},
+		{"template", "/templates",
+			url.Values{"task_id": {id(taskID)}, "card_type": {id(types[0].ID)}, "name": {long("name", e.St.TemplateLimits())}, "count": {"七"}, "duration_hours": {"很多"}},
+			map[string]string{"count": zh("field.integer"), "duration_hours": zh("field.number"), "name": zh("field.too_long", e.St.TemplateLimits()["name"].MaxLen)}},
+		{"notify channel", "/channels",
+			url.Values{"kind": {"webhook"}, "name": {""}, "url": {"not a url"}, "rate_per_minute": {"快"}, "lang": {"zh-CN"}},
+			map[string]string{"rate_per_minute": zh("channel.rate_invalid"), "name": zh("channel.name_required"), "url": zh("channel.url_invalid")}},
+		{"quota request", "/quotas/" + id(quotaID) + "/request",
+			url.Values{"kind": {"adjust"}, "card_hours": {"很多"}, "expires_at": {"明天"}, "reason": {""}},
+			map[string]string{"card_hours": zh("field.number"), "expires_at": zh("plan.bad_time"), "reason": zh("quota_request.reason_required")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := c.PostForm(tc.post, tc.form, true)

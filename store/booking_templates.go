@@ -46,17 +46,28 @@ type TemplateInput struct {
 	Duration   time.Duration
 }
 
-// CreateTemplateFromTask saves the task's baseline with a booking shape.
-func (s *Store) CreateTemplateFromTask(ctx context.Context, in TemplateInput) (*BookingTemplate, error) {
-	const op = "store.CreateTemplate"
+// CheckTemplateInput runs a template's own checks (name, count, length)
+// without the database, for a form that could not parse every field.
+func (s *Store) CheckTemplateInput(in TemplateInput) error {
 	in.Name = strings.TrimSpace(in.Name)
+	return s.checkTemplate("store.CheckTemplateInput", in)
+}
+
+func (s *Store) checkTemplate(op string, in TemplateInput) error {
 	v := errs.NewValidation(op)
 	v.Check(in.Name != "", "name", "field.required")
 	lim := s.TemplateLimits()
 	lim.checkLen(v, "name", in.Name)
 	v.Check(lim["count"].Allows(float64(in.Count)), "count", "booking.count_range", s.policy.MaxCards)
 	v.Check(lim["duration_hours"].Allows(in.Duration.Hours()), "duration_hours", "template.duration_range")
-	if err := v.Err(); err != nil {
+	return v.Err()
+}
+
+// CreateTemplateFromTask saves the task's baseline with a booking shape.
+func (s *Store) CreateTemplateFromTask(ctx context.Context, in TemplateInput) (*BookingTemplate, error) {
+	const op = "store.CreateTemplate"
+	in.Name = strings.TrimSpace(in.Name)
+	if err := s.checkTemplate(op, in); err != nil {
 		return nil, err
 	}
 	var t BookingTemplate

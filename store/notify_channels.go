@@ -86,6 +86,13 @@ const (
 	channelSecretWide = 500
 )
 
+// Check runs the channel's own checks without the database (create: a new
+// channel, which needs its secret where its kind signs), for a form that
+// could not parse every field.
+func (in NotifyChannelInput) Check(create bool) error {
+	return in.validate("store.NotifyChannelInput", create)
+}
+
 func (in *NotifyChannelInput) validate(op string, creating bool) error {
 	in.Name = strings.TrimSpace(in.Name)
 	in.URL = strings.TrimSpace(in.URL)

@@ -149,6 +149,17 @@ func (in QuotaRequestInput) asked(q Quota) QuotaRequest {
 // reason, what a renewal and an adjustment must ask, and — through the
 // quota's own validation, so that a rule lives in one place — whether the
 // quota with the asked values put in would be a valid quota.
+// CheckQuotaRequest runs a request's own checks against its quota, for a
+// form that could not parse every field: what else is wrong shows at once.
+// An unknown quota is left to CreateQuotaRequest to refuse.
+func (s *Store) CheckQuotaRequest(ctx context.Context, in QuotaRequestInput) error {
+	var q Quota
+	if err := s.read(ctx).First(&q, in.QuotaID).Error; err != nil {
+		return nil
+	}
+	return validateQuotaRequest("store.CheckQuotaRequest", in.asked(q), q, s.now())
+}
+
 func validateQuotaRequest(op string, r QuotaRequest, q Quota, now time.Time) error {
 	v := errs.NewValidation(op)
 	v.Check(r.Kind == QuotaRequestRenew || r.Kind == QuotaRequestAdjust, "kind", "quota_request.kind_invalid")

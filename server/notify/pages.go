@@ -263,7 +263,9 @@ var channelFields = []string{"name", "scope", "kind", "url", "secret", "lang", "
 
 // channelFromForm reads a channel's form; the events are checkboxes
 // sharing one name.
-func channelFromForm(c echo.Context) (store.NotifyChannelInput, web.Form, error) {
+// channelFromForm reads the channel form; a rate that does not parse is
+// reported with whatever the store's own checks find in the other fields.
+func channelFromForm(c echo.Context, create bool) (store.NotifyChannelInput, web.Form, error) {
 	f := request.Form(c, channelFields...)
 	f.Values["secret"] = "" // never sent back into the page
 	form, _ := c.FormParams()
@@ -281,11 +283,16 @@ func channelFromForm(c echo.Context) (store.NotifyChannelInput, web.Form, error)
 		id := request.ID(s)
 		in.TeamID = &id
 	}
+	if v.Err() != nil {
+		if err := v.Merge(in.Check(create)); err != nil {
+			return in, f, err
+		}
+	}
 	return in, f, v.Err()
 }
 
 func (a *Area) createChannelForm(c echo.Context) error {
-	in, f, err := channelFromForm(c)
+	in, f, err := channelFromForm(c, true)
 	if err == nil {
 		var ch *store.NotifyChannel
 		if ch, err = a.Store.CreateNotifyChannel(c.Request().Context(), in); err == nil {
@@ -339,7 +346,7 @@ func (a *Area) updateChannelForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in, f, err := channelFromForm(c)
+	in, f, err := channelFromForm(c, false)
 	if err == nil {
 		var up *store.NotifyChannel
 		if up, err = a.Store.UpdateNotifyChannel(c.Request().Context(), ch.ID, in); err == nil {

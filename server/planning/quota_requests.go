@@ -1,6 +1,7 @@
 package planning
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"strconv"
@@ -85,7 +86,7 @@ func (a *Area) quotaRequestForm(q store.QuotaView) web.Form {
 // quotaRequestFromForm parses the request form: what does not parse is
 // reported beside its input, the rest is the store's to judge. An empty
 // value asks nothing.
-func (a *Area) quotaRequestFromForm(quotaID int64, f web.Form) (store.QuotaRequestInput, error) {
+func (a *Area) quotaRequestFromForm(ctx context.Context, quotaID int64, f web.Form) (store.QuotaRequestInput, error) {
 	v := errs.NewValidation("server.quotaRequestFromForm")
 	in := store.QuotaRequestInput{QuotaID: quotaID, Kind: f.Value("kind"), Reason: f.Value("reason")}
 	if raw := strings.TrimSpace(f.Value("card_hours")); raw != "" {
@@ -108,6 +109,12 @@ func (a *Area) quotaRequestFromForm(quotaID int64, f web.Form) (store.QuotaReque
 			v.Add("expires_at", "plan.bad_time")
 		}
 		in.ExpiresAt = &t
+	}
+	// A field that did not parse does not hide what is wrong with the others.
+	if v.Err() != nil {
+		if err := v.Merge(a.Store.CheckQuotaRequest(ctx, in)); err != nil {
+			return in, err
+		}
 	}
 	return in, v.Err()
 }
@@ -170,7 +177,7 @@ func (a *Area) createQuotaRequestForm(c echo.Context) error {
 		return err
 	}
 	f := request.Form(c, quotaRequestFields...)
-	in, err := a.quotaRequestFromForm(q.ID, f)
+	in, err := a.quotaRequestFromForm(c.Request().Context(), q.ID, f)
 	if err == nil {
 		if _, err = a.Store.CreateQuotaRequest(c.Request().Context(), in); err == nil {
 			msg := web.T(request.Lang(c), "qreq.sent", q.TeamName+" · "+q.CardTypeName)

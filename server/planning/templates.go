@@ -26,8 +26,9 @@ var (
 )
 
 // templateFromForm parses the template form; numbers that do not parse are
-// reported next to their inputs, the rest is the store's to judge.
-func templateFromForm(f web.Form) (store.TemplateInput, error) {
+// reported next to their inputs, together with what check (the store's own
+// rules) finds in the other fields: every invalid field at once.
+func templateFromForm(f web.Form, check func(store.TemplateInput) error) (store.TemplateInput, error) {
 	v := errs.NewValidation("server.templateFromForm")
 	in := store.TemplateInput{Name: f.Value("name"), TaskID: request.ID(f.Value("task_id")), CardTypeID: request.ID(f.Value("card_type"))}
 	v.Check(in.TaskID > 0, "task_id", "task.not_found")
@@ -48,6 +49,11 @@ func templateFromForm(f web.Form) (store.TemplateInput, error) {
 	}
 	if in.Name == "" {
 		v.Add("name", "field.required")
+	}
+	if v.Err() != nil {
+		if err := v.Merge(check(in)); err != nil {
+			return in, err
+		}
 	}
 	return in, v.Err()
 }
@@ -185,7 +191,7 @@ func (a *Area) renderNewTemplate(c echo.Context, status int, f web.Form) error {
 
 func (a *Area) createTemplateForm(c echo.Context) error {
 	f := request.Form(c, templateFields...)
-	in, err := templateFromForm(f)
+	in, err := templateFromForm(f, a.Store.CheckTemplateInput)
 	if err == nil {
 		var t *store.BookingTemplate
 		if t, err = a.Store.CreateTemplateFromTask(c.Request().Context(), in); err == nil {
