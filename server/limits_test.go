@@ -161,3 +161,18 @@ func TestFormInputsCarryTheStoresLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestTokenNameInputsCarryTheStoresLimit: the name of a new API token (the
+// account page) and of a board or agent token (the telemetry page) is
+// limited in the input as in the store.
+func TestTokenNameInputsCarryTheStoresLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, servertest.Options{})
+	c := e.LoggedIn(store.RoleAdmin)
+	want := strconv.Itoa(store.TokenLimits["name"].MaxLen)
+	for _, path := range []string{"/account", "/admin/telemetry"} {
+		if got, _ := c.Get(path).Doc(t).Find(`#f-name`).Attr("maxlength"); got != want {
+			t.Errorf("%s: the token name's maxlength %q, want the store's %s", path, got, want)
+		}
+	}
+}

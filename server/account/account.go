@@ -42,7 +42,7 @@ func (a *Area) renderAccount(c echo.Context, status int, newToken string, pw, to
 		return err
 	}
 	v.NewToken = newToken
-	return response.Render(c, status, web.AccountPage(a.Pages.Page(c, "account.title", "account"), v, pw, tok))
+	return response.Render(c, status, web.AccountPage(a.Pages.Page(c, "account.title", "account"), v, pw, response.Limited(tok, store.TokenLimits)))
 }
 
 func (a *Area) accountPage(c echo.Context) error {

@@ -363,7 +363,7 @@ func (a *Area) renderTelemetryAdmin(c echo.Context, status int, f web.Form, newT
 		props.Tokens = append(props.Tokens, web.TelemetryTokenRow{ID: t.ID, Kind: t.Kind, Name: t.Name, Prefix: t.Prefix, CreatedBy: t.CreatedBy,
 			CreatedAt: t.CreatedAt, LastUsed: t.LastUsedAt, Revoked: t.RevokedAt != nil, Hosts: t.Hosts})
 	}
-	return response.Render(c, status, web.TelemetryAdminPage(p, props, f))
+	return response.Render(c, status, web.TelemetryAdminPage(p, props, response.Limited(f, store.TokenLimits)))
 }
 
 // pendingPerPage is how many unregistered cards the admin page lists at once.

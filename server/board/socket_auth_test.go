@@ -64,8 +64,9 @@ func (w *watcher) mustClose(t *testing.T, within time.Duration) {
 	}
 }
 
-// mustStayOpen checks that w is open and still receiving frames: one
-// arrives within a heartbeat and a half.
+// mustStayOpen checks that w is open and still receiving frames: the
+// board's heartbeat brings one every few seconds (a loaded CI box can be
+// seconds late, hence the margin).
 func (w *watcher) mustStayOpen(t *testing.T) { t.Helper(); w.framesAfter(t, w.frames.Load()) }
 
 // ready waits for the snapshot every socket starts with.
@@ -73,7 +74,7 @@ func (w *watcher) ready(t *testing.T) { t.Helper(); w.framesAfter(t, 0) }
 
 func (w *watcher) framesAfter(t *testing.T, before int64) {
 	t.Helper()
-	deadline := time.Now().Add(4 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-w.done:
@@ -84,7 +85,7 @@ func (w *watcher) framesAfter(t *testing.T, before int64) {
 			return
 		}
 	}
-	t.Errorf("%s: no frame for 4 s", w.name)
+	t.Errorf("%s: no frame for 10 s", w.name)
 }
 
 func sessionHeader(c *servertest.Client) http.Header {
