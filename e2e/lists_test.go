@@ -114,8 +114,11 @@ func TestListsAtTwoWidthsInBothLanguages(t *testing.T) {
 	b.do("open /tasks", chromedp.Navigate(p.URL+"/tasks?limit=20"), chromedp.WaitVisible(testid("task-filter")))
 	before := b.count(`[data-testid="task-row"]`)
 	first := b.text(`[data-testid="task-row"] [data-testid="task-link"]`)
-	b.do("search a task", chromedp.SendKeys(chromedp.CSS("#filter-q"), first), chromedp.Click(testid("task-filter-submit")),
-		chromedp.WaitVisible(testid("task-filter")))
+	b.do("search a task", chromedp.SendKeys(chromedp.CSS("#filter-q"), first), chromedp.Click(testid("task-filter-submit")))
+	// The old page's form is visible until the new one has loaded: wait for
+	// the search to reach the URL, not for the form.
+	waitEval(t, b, "the search in the URL", `location.search.includes('q=')`)
+	b.do("the searched list", chromedp.WaitVisible(testid("task-filter")))
 	if loc := b.location(); !strings.Contains(loc, "q=") || !strings.Contains(loc, "limit=20") {
 		t.Errorf("after the search the URL is %s, want q= and the page size kept", loc)
 	}
