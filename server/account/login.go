@@ -1,6 +1,7 @@
 package account
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,12 +15,34 @@ import (
 	"cardhour/web"
 )
 
+// loginView is what the sign-in page offers this visitor.
+func (a *Area) loginView(ctx context.Context, next string) (web.LoginView, error) {
+	v := web.LoginView{Next: next, Directory: a.dirs.LDAP != nil}
+	if a.dirs.OIDC != nil {
+		v.SSO = a.dirs.OIDC.Label()
+	}
+	on, err := a.Store.LocalLoginEnabled(ctx)
+	if err != nil {
+		return v, err
+	}
+	v.LocalOff = !on
+	return v, nil
+}
+
+// renderLogin shows the sign-in page with f's values and message.
+func (a *Area) renderLogin(c echo.Context, status int, f web.Form, next string) error {
+	v, err := a.loginView(c.Request().Context(), next)
+	if err != nil {
+		return err
+	}
+	return response.Render(c, status, web.LoginPage(a.Pages.Page(c, "login.title", ""), f, v))
+}
+
 func (a *Area) loginPage(c echo.Context) error {
 	if u := request.OptionalUser(c); u != nil {
 		return c.Redirect(http.StatusSeeOther, request.SafeNext(c.QueryParam("next")))
 	}
-	p := a.Pages.Page(c, "login.title", "")
-	return response.Render(c, http.StatusOK, web.LoginPage(p, web.NewForm(), request.SafeNext(c.QueryParam("next"))))
+	return a.renderLogin(c, http.StatusOK, web.NewForm(), request.SafeNext(c.QueryParam("next")))
 }
 
 func (a *Area) login(c echo.Context) error {
@@ -35,23 +58,94 @@ func (a *Area) login(c echo.Context) error {
 	if wait := max(a.limiter.blocked(key), a.limiter.blockedShared(ctx, key)); wait > 0 {
 		f.Error = p.T("auth.rate_limited", int(wait.Seconds())+1)
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-		return response.Render(c, http.StatusTooManyRequests, web.LoginPage(p, f, next))
+		return a.renderLogin(c, http.StatusTooManyRequests, f, next)
 	}
 	ctx = store.WithActor(ctx, store.Actor{Username: username, IP: c.RealIP()})
-	u, err := a.Store.Authenticate(ctx, username, password)
+	u, err := a.checkPassword(ctx, username, password)
 	if err != nil {
-		if !errs.Is(err, errs.Unauthorized) {
+		status, ok := loginRefusal(err)
+		if !ok {
 			return err
 		}
-		a.limiter.fail(key)
-		a.limiter.failShared(ctx, key)
-		_ = a.Store.RecordEvent(ctx, "login_failed", "user", 0, username)
-		f.Error = p.T("auth.bad_credentials")
-		return response.Render(c, http.StatusUnauthorized, web.LoginPage(p, f, next))
+		if status == http.StatusUnauthorized {
+			a.limiter.fail(key)
+			a.limiter.failShared(ctx, key)
+			_ = a.Store.RecordEvent(ctx, "login_failed", "user", 0, username)
+		}
+		f.Error = p.T(refusalKey(err))
+		return a.renderLogin(c, status, f, next)
 	}
 	a.limiter.reset(key)
 	a.limiter.resetShared(ctx, key)
-	ctx = store.WithActor(ctx, store.Actor{UserID: u.ID, Username: u.Username, IP: c.RealIP()})
+	return a.startSession(c, u, next)
+}
+
+// checkPassword signs in with a password: a local account's, or — when
+// the portal has a company directory — the directory's. A local account
+// is tried first, so the bootstrap admin signs in while the directory is
+// down; when an admin turned local passwords off, only the bootstrap
+// admin's is tried.
+func (a *Area) checkPassword(ctx context.Context, username, password string) (*store.User, error) {
+	const op = "account.checkPassword"
+	on, err := a.Store.LocalLoginEnabled(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if on || strings.EqualFold(username, store.BootstrapUsername) {
+		u, err := a.Store.Authenticate(ctx, username, password)
+		if err == nil || !errs.Is(err, errs.Unauthorized) {
+			return u, err
+		}
+		if a.dirs.LDAP == nil {
+			return nil, err
+		}
+	} else if a.dirs.LDAP == nil {
+		return nil, errs.E(errs.Forbidden, op, "auth.local_off")
+	}
+	id, err := a.dirs.LDAP.Authenticate(ctx, username, password)
+	if err != nil {
+		return nil, err
+	}
+	return a.Store.SignInExternal(ctx, id, a.dirs.DefaultRole)
+}
+
+// loginRefusal tells the status of a sign-in that did not go through and
+// whether the sign-in page says why (else the error handler answers).
+func loginRefusal(err error) (int, bool) {
+	switch {
+	case errs.Is(err, errs.Unauthorized):
+		return http.StatusUnauthorized, true
+	case errs.Is(err, errs.Forbidden):
+		return http.StatusForbidden, true
+	case errs.Is(err, errs.Conflict):
+		return http.StatusConflict, true
+	case errs.Is(err, errs.Unavailable):
+		// The directory or the provider is away: a 503 page that says
+		// so, not a 500 — and not counted as a failed attempt.
+		return http.StatusServiceUnavailable, true
+	}
+	return 0, false
+}
+
+// refusalKey is the message of a refused sign-in: the error's own where
+// it has one meant for the person, else the general one.
+func refusalKey(err error) string {
+	if e, ok := errs.As(err); ok {
+		switch e.Key {
+		case "auth.disabled", "auth.local_off", "auth.sso_failed", "auth.sso_state_invalid",
+			"directory.unreachable", "directory.not_linked":
+			return e.Key
+		}
+	}
+	if errs.Is(err, errs.Unavailable) {
+		return "directory.unreachable"
+	}
+	return "auth.bad_credentials"
+}
+
+// startSession signs u in and goes on to next.
+func (a *Area) startSession(c echo.Context, u *store.User, next string) error {
+	ctx := store.WithActor(c.Request().Context(), store.Actor{UserID: u.ID, Username: u.Username, IP: c.RealIP()})
 	token, err := a.Store.CreateSession(ctx, u.ID)
 	if err != nil {
 		return err

@@ -11,7 +11,10 @@ func (a *Area) Routes() []route.Route {
 		// Sign-in, language, account.
 		route.New(route.GET, "/login", route.Public, a.loginPage),
 		route.New(route.POST, "/login", route.Public, a.login),
+		route.New(route.GET, "/login/oidc", route.Public, a.ssoStart),
+		route.New(route.GET, "/login/oidc/callback", route.Public, a.ssoCallback),
 		route.New(route.POST, "/logout", route.Viewer, a.logout),
+		route.New(route.POST, "/admin/directory/sync", route.Admin, a.syncNow),
 		route.New(route.GET, "/lang", route.Public, a.switchLang),
 		route.New(route.GET, "/account", route.Viewer, a.accountPage),
 		route.New(route.POST, "/account/password", route.Viewer, a.changePassword),
