@@ -3,8 +3,8 @@ package oidc
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
-
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -50,13 +50,15 @@ func (p *Provider) discover(ctx context.Context, op string) (*discovered, error)
 		return nil, unreachable(op, fmt.Errorf("discovery of %s: %w", p.cfg.Issuer, err))
 	}
 	var meta struct {
-		JWKSURI string   `json:"jwks_uri"`
-		Algs    []string `json:"id_token_signing_alg_values_supported"`
+		JWKSURI     string   `json:"jwks_uri"`
+		Algs        []string `json:"id_token_signing_alg_values_supported"`
+		AuthMethods []string `json:"token_endpoint_auth_methods_supported"`
 	}
 	if err := prov.Claims(&meta); err != nil {
 		return nil, unreachable(op, fmt.Errorf("discovery of %s: %w", p.cfg.Issuer, err))
 	}
 	ep := prov.Endpoint()
+	ep.AuthStyle = authStyle(meta.AuthMethods)
 	if ep.AuthURL == "" || ep.TokenURL == "" || meta.JWKSURI == "" {
 		return nil, unreachable(op, fmt.Errorf("discovery of %s: the document lacks authorization_endpoint, token_endpoint or jwks_uri", p.cfg.Issuer))
 	}
@@ -99,4 +101,15 @@ func signingAlgs(advertised []string) []string {
 		}
 	}
 	return out
+}
+
+// authStyle is how the client secret goes to the token endpoint: Basic
+// unless the provider lists only client_secret_post. Fixed rather than
+// oauth2's auto-detection, which on any failure (a 503 too) sends the code
+// a second time in the other style.
+func authStyle(methods []string) oauth2.AuthStyle {
+	if len(methods) == 0 || slices.Contains(methods, "client_secret_basic") || !slices.Contains(methods, "client_secret_post") {
+		return oauth2.AuthStyleInHeader
+	}
+	return oauth2.AuthStyleInParams
 }
