@@ -35,7 +35,8 @@ type fakeIssuer struct {
 	srv *httptest.Server
 	key *rsa.PrivateKey
 
-	mu sync.Mutex
+	mu   sync.Mutex
+	down bool // every endpoint answers 503
 	// idToken makes the token endpoint's id_token from the request's form.
 	idToken     func(f *fakeIssuer) string
 	tokenStatus int            // non-zero: the token endpoint answers this, no token
@@ -109,7 +110,16 @@ func newFakeIssuer(t *testing.T) *fakeIssuer {
 		}
 		json.NewEncoder(w).Encode(f.userinfo)
 	})
-	f.srv = httptest.NewServer(mux)
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		down := f.down
+		f.mu.Unlock()
+		if down {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}))
 	t.Cleanup(f.srv.Close)
 	return f
 }
@@ -245,7 +255,6 @@ func TestFinishRefusesBadTokens(t *testing.T) {
 func TestClaimsMissingFromTheTokenComeFromUserinfo(t *testing.T) {
 	f := newFakeIssuer(t)
 	f.userinfo = map[string]any{"sub": "u-42", "preferred_username": "alice", "groups": "gpu-viewers", "email": "a@example.com"}
-	var got error
 	p := f.provider(t)
 	s := MustBegin(t, p)
 	f.idToken = func(f *fakeIssuer) string {
@@ -253,9 +262,9 @@ func TestClaimsMissingFromTheTokenComeFromUserinfo(t *testing.T) {
 		delete(c, "groups")
 		return sign(t, f.key, c)
 	}
-	id, got := p.Finish(context.Background(), fakeCode, s)
-	if got != nil {
-		t.Fatal(got)
+	id, err := p.Finish(context.Background(), fakeCode, s)
+	if err != nil {
+		t.Fatal(err)
 	}
 	// The token's own claims win; only the missing one is taken.
 	if !slices.Equal(id.Groups, []string{"gpu-viewers"}) || id.Email != "alice@example.com" {
@@ -265,8 +274,8 @@ func TestClaimsMissingFromTheTokenComeFromUserinfo(t *testing.T) {
 	// Userinfo about someone else is refused.
 	f.userinfo["sub"] = "u-43"
 	s = MustBegin(t, p)
-	_, got = p.Finish(context.Background(), fakeCode, s)
-	wantCode(t, got, errs.Unauthorized, "auth.sso_failed")
+	_, err = p.Finish(context.Background(), fakeCode, s)
+	wantCode(t, err, errs.Unauthorized, "auth.sso_failed")
 }
 
 func TestTokenEndpointAnswers(t *testing.T) {
@@ -311,27 +320,15 @@ func TestKeysEndpointDownIsUnavailable(t *testing.T) {
 // Unavailable, and the same Provider works once the provider answers.
 func TestDiscoveryIsRetriedUntilItWorks(t *testing.T) {
 	f := newFakeIssuer(t)
-	down := true
-	var mu sync.Mutex
-	handler := f.srv.Config.Handler
-	f.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		d := down
-		mu.Unlock()
-		if d {
-			http.Error(w, "starting", http.StatusServiceUnavailable)
-			return
-		}
-		handler.ServeHTTP(w, r)
-	})
+	f.down = true
 	p := f.provider(t)
 	_, err := p.Begin(context.Background())
 	wantCode(t, err, errs.Unavailable, "directory.unreachable")
 	_, err = p.Finish(context.Background(), fakeCode, oidc.Start{Nonce: "n", Verifier: "v"})
 	wantCode(t, err, errs.Unavailable, "directory.unreachable")
-	mu.Lock()
-	down = false
-	mu.Unlock()
+	f.mu.Lock()
+	f.down = false
+	f.mu.Unlock()
 	if _, err := p.Begin(context.Background()); err != nil {
 		t.Fatalf("once the provider answers: %v", err)
 	}
