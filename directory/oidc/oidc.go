@@ -30,15 +30,12 @@ const (
 	DefaultDisplayName   = "SSO"
 )
 
-// DefaultScopes are asked for when Config.Scopes is empty.
-var DefaultScopes = []string{gooidc.ScopeOpenID, "profile", "email"}
-
 // Config is how the portal is registered with the provider. config.OIDC has
 // the same fields in the same order, so the command converts it with
 // oidc.Config(cfg.OIDC).
 type Config struct {
 	Issuer, ClientID, ClientSecret string
-	// Scopes default to DefaultScopes; openid is always asked for.
+	// Scopes default to openid profile email; openid is always asked for.
 	Scopes []string
 	// RedirectURL is the portal's BaseURL + "/login/oidc/callback": fixed
 	// by configuration, never taken from a request's Host.
@@ -72,7 +69,7 @@ const discoveryTimeout = 10 * time.Second
 func New(cfg Config, client *http.Client) (*Provider, error) {
 	const op = "oidc.New"
 	cfg.Issuer = strings.TrimSpace(cfg.Issuer)
-	if err := CheckIssuer(cfg.Issuer); err != nil {
+	if err := checkIssuer(cfg.Issuer); err != nil {
 		return nil, errs.Wrap(errs.Invalid, op, err)
 	}
 	if cfg.ClientID = strings.TrimSpace(cfg.ClientID); cfg.ClientID == "" {
@@ -103,10 +100,10 @@ func New(cfg Config, client *http.Client) (*Provider, error) {
 // Label is the text of the "Sign in with …" button.
 func (p *Provider) Label() string { return p.cfg.DisplayName }
 
-// CheckIssuer accepts an absolute https URL, or http for a provider on this
+// checkIssuer accepts an absolute https URL, or http for a provider on this
 // host (a test or a sidecar): anything else would send the client secret
 // and the tokens in clear.
-func CheckIssuer(issuer string) error {
+func checkIssuer(issuer string) error {
 	u, err := url.Parse(issuer)
 	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("issuer %q: want an absolute https URL such as https://sso.example.com/realms/main", issuer)
@@ -135,7 +132,7 @@ func isLoopback(host string) bool {
 // OAuth 2 and no ID token) and drops blanks and repeats.
 func withOpenID(scopes []string) []string {
 	if len(scopes) == 0 {
-		scopes = DefaultScopes
+		scopes = []string{"profile", "email"}
 	}
 	out := []string{gooidc.ScopeOpenID}
 	for _, s := range scopes {
