@@ -63,6 +63,8 @@ type Config struct {
 
 	// Mail notices; Mail.Addr empty = mail off.
 	Mail Mail
+	// Sign-in through an OpenID Connect provider; OIDC.Issuer empty = off.
+	OIDC OIDC
 	// Notices beyond the bell: how often reminders are scanned for, how
 	// many tries a notice gets and the wait after the first failure (then
 	// 3× each time, at most an hour).
@@ -125,6 +127,13 @@ var Options = []Option{
 	{"notice-tries", "CARDHOUR_NOTICE_TRIES", "8", "tries a mail or chat notice gets before it is marked failed and admins are told (1–20)"},
 	{"notice-backoff", "CARDHOUR_NOTICE_BACKOFF", "30s", "wait after a notice's first failed try; each later wait is three times longer, at most an hour (1s–1h)"},
 	{"smtp-from", "CARDHOUR_SMTP_FROM", "", "From address of mail notices, e.g. 卡时 <noreply@example.com>; required with CARDHOUR_SMTP_ADDR"},
+	{"oidc-issuer", "CARDHOUR_OIDC_ISSUER", "", "OpenID Connect provider for a \"Sign in with …\" button (Keycloak, Authing, Entra ID, Feishu…): its issuer URL, https (http only for a provider on this host), e.g. https://sso.example.com/realms/main; needs CARDHOUR_BASE_URL, whose BASE/login/oidc/callback is the redirect URI to register there; empty = off"},
+	{"oidc-client-id", "CARDHOUR_OIDC_CLIENT_ID", "", "the portal's client id at the OpenID Connect provider; required with CARDHOUR_OIDC_ISSUER"},
+	{"oidc-client-secret", "CARDHOUR_OIDC_CLIENT_SECRET", "", "its client secret (never printed)"},
+	{"oidc-scopes", "CARDHOUR_OIDC_SCOPES", "openid profile email", "scopes asked for, separated by commas or spaces; openid is always added; add the one (often groups) under which the provider gives the groups claim"},
+	{"oidc-username-claim", "CARDHOUR_OIDC_USERNAME_CLAIM", "preferred_username", "claim holding the login name (lower-cased); a sign-in without it is refused, never guessed from the email"},
+	{"oidc-groups-claim", "CARDHOUR_OIDC_GROUPS_CLAIM", "groups", "claim holding the person's groups, a string or an array of strings, from the ID token or else userinfo"},
+	{"oidc-name", "CARDHOUR_OIDC_NAME", "SSO", "label of the sign-in button, e.g. Keycloak or 飞书 (at most 40 characters)"},
 	{"redis", "CARDHOUR_REDIS", "", "Redis the replicas share live state through (samples, cache invalidations, login rate limits): redis://[:password@]host:port/db or rediss://… (TLS); empty = one process, nothing shared"},
 	{"trusted-proxies", "CARDHOUR_TRUSTED_PROXIES", "", "reverse proxies whose X-Forwarded-For names the client (login rate limits, audit log), CIDRs or addresses, comma-separated; empty = none: the peer's own address counts"},
 	{"request-timeout", "CARDHOUR_REQUEST_TIMEOUT", "10s", "deadline of a page or API request, after which it answers 503 (1s–5m); the board's websocket has none, a request with a body over 1 MiB (a task file upload) gets 2 minutes"},
@@ -227,6 +236,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		return Config{}, err
 	}
 	if err := c.loadHTTP(get, strings.TrimSpace(*values["metrics-token"])); err != nil {
+		return Config{}, err
+	}
+	if err := c.loadOIDC(get, *values["oidc-client-secret"]); err != nil {
 		return Config{}, err
 	}
 	c.Redis = strings.TrimSpace(*values["redis"])

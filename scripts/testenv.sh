@@ -11,6 +11,7 @@
 #   start_mailpit        # builds (once) and starts mailpit (SMTP); the same trap stops it
 #   start_galera         # a three-node MariaDB Galera cluster; the same trap stops it
 #   start_redis          # starts a throwaway redis-server; the same trap stops it
+#   start_oidc           # builds (once) and starts an OpenID Connect provider; the same trap stops it
 #   export_chrome
 # (Meant for scripts: the traps would end an interactive shell that sources it.
 # For a shell with the environment set, run `scripts/testenv.sh bash`.)
@@ -48,6 +49,18 @@
 #                              persistence; start_redis)
 #   CARDHOUR_TEST_REDIS_DIR    its directory (port, pid, log)
 #   CARDHOUR_TEST_REDIS_CTL    absolute path of scripts/redis-ctl.sh (stop|start|status)
+#   CARDHOUR_TEST_OIDC_ISSUER  http://127.0.0.1:PORT, issuer of a throwaway OpenID Connect provider
+#                              (e2e/oidcprovider, zitadel/oidc's OP; code flow, PKCE S256 required;
+#                              start_oidc)
+#   CARDHOUR_TEST_OIDC_CLIENT_ID, CARDHOUR_TEST_OIDC_CLIENT_SECRET  its one confidential client
+#   CARDHOUR_TEST_OIDC_REDIRECT  the redirect URIs that client accepts: the glob
+#                              http://127.0.0.1:*/login/oidc/callback (any port)
+#   CARDHOUR_TEST_OIDC_USERS   its users file (JSON: username, password, email, name, groups[]),
+#                              read at every login, so a test may rewrite it; starts with alice
+#                              (alice-pass; gpu-train, gpu-leads), bob (bob-pass; gpu-train),
+#                              carol (carol-pass; gpu-viewers)
+#   CARDHOUR_TEST_OIDC_DIR     its directory (port, client settings, users.json, pid, log)
+#   CARDHOUR_TEST_OIDC_CTL     absolute path of scripts/oidc-ctl.sh (stop|start|status)
 
 # Only tighten the shell options when executed: a sourcing shell keeps its own.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
@@ -60,9 +73,11 @@ _testenv_vgw=""
 _testenv_mailpit=""
 _testenv_galera=""
 _testenv_redis=""
+_testenv_oidc=""
 
 # One EXIT trap stops everything started, whichever start ran first.
 _testenv_cleanup() {
+	stop_oidc
 	stop_redis
 	stop_galera
 	stop_mailpit
@@ -347,6 +362,44 @@ stop_redis() {
 	echo "testenv: redis-server stopped, $dir removed"
 }
 
+# An OpenID Connect provider for the company-login suites, built from
+# e2e/oidcprovider on the first run (see scripts/oidc-ctl.sh).
+start_oidc() {
+	local ctl="$_testenv_dir/oidc-ctl.sh"
+	"$ctl" install
+	_testenv_oidc="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-oidc.XXXXXX")"
+	trap _testenv_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	export CARDHOUR_TEST_OIDC_DIR="$_testenv_oidc"
+	export CARDHOUR_TEST_OIDC_CTL="$ctl"
+	export CARDHOUR_TEST_OIDC_CLIENT_ID="cardhour-test"
+	export CARDHOUR_TEST_OIDC_CLIENT_SECRET="cardhour-oidc-secret-$RANDOM$RANDOM"
+	export CARDHOUR_TEST_OIDC_REDIRECT="http://127.0.0.1:*/login/oidc/callback"
+	local try
+	for try in 1 2 3; do
+		if "$ctl" start; then
+			break
+		fi
+		((try < 3)) || return 1
+		echo "testenv: the OIDC provider did not start, picking another port" >&2
+		rm -f "$_testenv_oidc/port"
+	done
+	export CARDHOUR_TEST_OIDC_ISSUER="http://127.0.0.1:$(cat "$_testenv_oidc/port")"
+	export CARDHOUR_TEST_OIDC_USERS="$_testenv_oidc/users.json"
+	echo "testenv: OIDC provider $CARDHOUR_TEST_OIDC_ISSUER (dir $_testenv_oidc)"
+}
+
+# Idempotent, like stop_mariadb.
+stop_oidc() {
+	local dir="$_testenv_oidc"
+	[[ -n "$dir" && -d "$dir" ]] || return 0
+	CARDHOUR_TEST_OIDC_DIR="$dir" "$_testenv_dir/oidc-ctl.sh" stop || true
+	rm -rf "$dir"
+	_testenv_oidc=""
+	echo "testenv: OIDC provider stopped, $dir removed"
+}
+
 export_chrome() {
 	local chrome
 	chrome="$(command -v chromium || true)"
@@ -360,7 +413,7 @@ export_chrome() {
 # Executed rather than sourced: set everything up, run the command, tear down.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 	if (($# == 0)); then
-		echo "usage: $0 COMMAND [ARG...]   (or source it and call ensure_packages, start_mariadb, start_versitygw, start_mailpit, start_galera, start_redis, export_chrome)" >&2
+		echo "usage: $0 COMMAND [ARG...]   (or source it and call ensure_packages, start_mariadb, start_versitygw, start_mailpit, start_galera, start_redis, start_oidc, export_chrome)" >&2
 		exit 2
 	fi
 	ensure_packages
@@ -369,6 +422,7 @@ if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 	start_mailpit
 	start_galera
 	start_redis
+	start_oidc
 	export_chrome
 	# Not exec: the EXIT trap must outlive the command to stop MariaDB.
 	"$@"
