@@ -48,12 +48,14 @@ start_mailpit
 # every `make test` rather than only when someone asks for them.
 start_galera
 start_redis
+start_slapd
 export_chrome
 echo "CARDHOUR_TEST_MYSQL=$CARDHOUR_TEST_MYSQL"
 echo "CARDHOUR_TEST_CHROME=$CARDHOUR_TEST_CHROME"
 echo "CARDHOUR_TEST_SMTP_ADDR=$CARDHOUR_TEST_SMTP_ADDR"
 echo "CARDHOUR_TEST_GALERA=${CARDHOUR_TEST_GALERA:-}"
 echo "CARDHOUR_TEST_REDIS=$CARDHOUR_TEST_REDIS"
+echo "CARDHOUR_TEST_LDAP_URL=$CARDHOUR_TEST_LDAP_URL"
 
 go_test() {
 	if [[ -z "$(go list ./... 2>/dev/null)" ]]; then
