@@ -337,6 +337,13 @@ func TestUnreachableDirectoryIsUnavailable(t *testing.T) {
 // behind a broken load balancer does.
 func stallingServer(t *testing.T) string {
 	t.Helper()
+	return stallingServerWith(t, func(net.Conn) {})
+}
+
+// stallingServerWith runs greet on each connection it accepts and then
+// holds the connection open without a word more.
+func stallingServerWith(t *testing.T, greet func(net.Conn)) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -351,6 +358,7 @@ func stallingServer(t *testing.T) string {
 				return
 			}
 			held = append(held, c)
+			go greet(c)
 		}
 	}()
 	t.Cleanup(func() {
@@ -393,6 +401,36 @@ func TestStallingDirectoryTimesOut(t *testing.T) {
 				t.Errorf("gave up after %s, want about 300ms", el)
 			}
 		})
+	}
+}
+
+// startTLSThenStall answers the first request (StartTLS, message 1) with
+// success and then never takes part in the TLS handshake: the library
+// waits for that handshake without a timeout of its own.
+func startTLSThenStall(t *testing.T) string {
+	t.Helper()
+	addr := stallingServerWith(t, func(c net.Conn) {
+		buf := make([]byte, 512)
+		if _, err := c.Read(buf); err != nil {
+			return
+		}
+		// LDAPMessage { messageID 1, extendedResp [APPLICATION 24] { success, "", "" } }
+		_, _ = c.Write([]byte{0x30, 0x0c, 0x02, 0x01, 0x01, 0x78, 0x07, 0x0a, 0x01, 0x00, 0x04, 0x00, 0x04, 0x00})
+	})
+	return addr
+}
+
+func TestStalledTLSHandshakeTimesOut(t *testing.T) {
+	d := mustTestDir(t)
+	cfg := d.config()
+	cfg.URL, cfg.Timeout = "ldap://"+startTLSThenStall(t), 300*time.Millisecond
+	cx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := mustNew(t, cfg).Authenticate(cx, "alice", alicePassword)
+	wantErr(t, err, errs.Unavailable, "directory.unreachable")
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("gave up after %s, want about 300ms", el)
 	}
 }
 
