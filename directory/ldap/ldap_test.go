@@ -277,9 +277,9 @@ func TestUntrustedCertificateIsUnavailable(t *testing.T) {
 	d := mustTestDir(t)
 	other := mustOtherCA(t)
 	for name, mod := range map[string]func(*ldap.Config){
-		"StartTLS, wrong CA":   func(c *ldap.Config) { c.CAFile = other },
-		"ldaps, wrong CA":      func(c *ldap.Config) { c.URL, c.CAFile = d.ldapsURL, other },
-		"ldaps, system roots":  func(c *ldap.Config) { c.URL, c.CAFile = d.ldapsURL, "" },
+		"StartTLS, wrong CA":  func(c *ldap.Config) { c.CAFile = other },
+		"ldaps, wrong CA":     func(c *ldap.Config) { c.URL, c.CAFile = d.ldapsURL, other },
+		"ldaps, system roots": func(c *ldap.Config) { c.URL, c.CAFile = d.ldapsURL, "" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := d.config()
@@ -379,11 +379,11 @@ func TestStallingDirectoryTimesOut(t *testing.T) {
 		timeout  time.Duration
 		deadline time.Duration
 	}{
-		"StartTLS, Timeout":    {"ldap://" + addr, 300 * time.Millisecond, 20 * time.Second},
-		"ldaps, Timeout":       {"ldaps://" + addr, 300 * time.Millisecond, 20 * time.Second},
-		"StartTLS, ctx":        {"ldap://" + addr, 20 * time.Second, 300 * time.Millisecond},
-		"ldaps, ctx":           {"ldaps://" + addr, 20 * time.Second, 300 * time.Millisecond},
-		"plain search, ctx":    {"ldap://" + addr, 20 * time.Second, 300 * time.Millisecond},
+		"StartTLS, Timeout":     {"ldap://" + addr, 300 * time.Millisecond, 20 * time.Second},
+		"ldaps, Timeout":        {"ldaps://" + addr, 300 * time.Millisecond, 20 * time.Second},
+		"StartTLS, ctx":         {"ldap://" + addr, 20 * time.Second, 300 * time.Millisecond},
+		"ldaps, ctx":            {"ldaps://" + addr, 20 * time.Second, 300 * time.Millisecond},
+		"plain search, ctx":     {"ldap://" + addr, 20 * time.Second, 300 * time.Millisecond},
 		"plain search, Timeout": {"ldap://" + addr, 300 * time.Millisecond, 20 * time.Second},
 	} {
 		t.Run(name, func(t *testing.T) {
