@@ -71,6 +71,9 @@ type Config struct {
 	ReminderEvery time.Duration
 	NoticeTries   int
 	NoticeBackoff time.Duration
+
+	// LDAP is sign-in through the company directory; LDAP.URL empty = off.
+	LDAP LDAP
 }
 
 // Mail is how the portal reaches its SMTP server. It has notify.MailConfig's
@@ -139,6 +142,22 @@ var Options = []Option{
 	{"request-timeout", "CARDHOUR_REQUEST_TIMEOUT", "10s", "deadline of a page or API request, after which it answers 503 (1s–5m); the board's websocket has none, a request with a body over 1 MiB (a task file upload) gets 2 minutes"},
 	{"metrics-token", "CARDHOUR_METRICS_TOKEN", "", "bearer token that lets a scraper read /metrics from any address (at least 16 characters; never printed)"},
 	{"metrics-allow", "CARDHOUR_METRICS_ALLOW", "127.0.0.0/8,::1", "networks that may read /metrics without the token, CIDRs or addresses; none = only with the token (admins may always)"},
+	// Company login through LDAP / Active Directory (config/ldap.go).
+	{"ldap-url", "CARDHOUR_LDAP_URL", "", "company directory for sign-in: ldap://host:389 (upgraded with StartTLS) or ldaps://host:636; empty = LDAP sign-in off"},
+	{"ldap-starttls", "CARDHOUR_LDAP_STARTTLS", "true", "upgrade an ldap:// connection with StartTLS (required, not opportunistic); false sends passwords in clear, only for a lab or a directory on this host"},
+	{"ldap-ca-file", "CARDHOUR_LDAP_CA_FILE", "", "PEM file of the CA that signed the directory's certificate; empty = the system's roots"},
+	{"ldap-insecure-skip-verify", "CARDHOUR_LDAP_INSECURE_SKIP_VERIFY", "false", "do not verify the directory's certificate (testing only: anyone on the path can read passwords)"},
+	{"ldap-bind-dn", "CARDHOUR_LDAP_BIND_DN", "", "DN of the read-only service account the search runs as, e.g. cn=cardhour,ou=services,dc=example,dc=com; empty (with no password) = anonymous search"},
+	{"ldap-bind-password", "CARDHOUR_LDAP_BIND_PASSWORD", "", "password of the service account (never printed)"},
+	{"ldap-user-base", "CARDHOUR_LDAP_USER_BASE", "", "where people are searched for (subtree), e.g. ou=people,dc=example,dc=com; required with CARDHOUR_LDAP_URL"},
+	{"ldap-user-filter", "CARDHOUR_LDAP_USER_FILTER", "(uid=%s)", "filter that finds one person, %s = the escaped login name; Active Directory: (sAMAccountName=%s)"},
+	{"ldap-username-attr", "CARDHOUR_LDAP_USERNAME_ATTR", "uid", "attribute with the login name (Active Directory: sAMAccountName)"},
+	{"ldap-name-attr", "CARDHOUR_LDAP_NAME_ATTR", "cn", "attribute with the display name (Active Directory: displayName)"},
+	{"ldap-mail-attr", "CARDHOUR_LDAP_MAIL_ATTR", "mail", "attribute with the mail address"},
+	{"ldap-group-base", "CARDHOUR_LDAP_GROUP_BASE", "", "where groups naming the person are searched for, e.g. ou=groups,dc=example,dc=com; empty = the person's memberOf values only"},
+	{"ldap-group-filter", "CARDHOUR_LDAP_GROUP_FILTER", "(|(member=%s)(uniqueMember=%s))", "filter that finds the person's groups under CARDHOUR_LDAP_GROUP_BASE, %s = the escaped DN of the person"},
+	{"ldap-group-attr", "CARDHOUR_LDAP_GROUP_ATTR", "cn", "attribute with a group's name"},
+	{"ldap-sync-interval", "CARDHOUR_LDAP_SYNC_INTERVAL", "15m", "how often directory users are checked and those gone from the directory disabled (10s–24h); 0 = off"},
 	{"log-level", "CARDHOUR_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "CARDHOUR_LOG_FORMAT", "text", "text or json"},
 }
@@ -239,6 +258,9 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 		return Config{}, err
 	}
 	if err := c.loadOIDC(get, *values["oidc-client-secret"]); err != nil {
+		return Config{}, err
+	}
+	if err := c.loadLDAP(get, *values["ldap-bind-password"]); err != nil {
 		return Config{}, err
 	}
 	c.Redis = strings.TrimSpace(*values["redis"])

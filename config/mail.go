@@ -13,7 +13,8 @@ import (
 // a flag default, so `cardhour serve -h` cannot print them.
 func secretOption(flag string) bool {
 	switch flag {
-	case "smtp-password", "admin-password", "s3-secret-key", "metrics-token", "oidc-client-secret", "redis": // a Redis URL may carry its password
+	case "smtp-password", "admin-password", "s3-secret-key", "metrics-token", "oidc-client-secret", "ldap-bind-password",
+		"redis": // a Redis URL may carry its password
 		return true
 	}
 	return false

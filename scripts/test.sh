@@ -48,6 +48,7 @@ start_mailpit
 # every `make test` rather than only when someone asks for them.
 start_galera
 start_redis
+start_slapd
 start_oidc
 export_chrome
 echo "CARDHOUR_TEST_MYSQL=$CARDHOUR_TEST_MYSQL"
@@ -56,6 +57,7 @@ echo "CARDHOUR_TEST_SMTP_ADDR=$CARDHOUR_TEST_SMTP_ADDR"
 echo "CARDHOUR_TEST_GALERA=${CARDHOUR_TEST_GALERA:-}"
 echo "CARDHOUR_TEST_REDIS=$CARDHOUR_TEST_REDIS"
 echo "CARDHOUR_TEST_OIDC_ISSUER=$CARDHOUR_TEST_OIDC_ISSUER"
+echo "CARDHOUR_TEST_LDAP_URL=$CARDHOUR_TEST_LDAP_URL"
 
 go_test() {
 	if [[ -z "$(go list ./... 2>/dev/null)" ]]; then

@@ -12,6 +12,7 @@
 #   start_galera         # a three-node MariaDB Galera cluster; the same trap stops it
 #   start_redis          # starts a throwaway redis-server; the same trap stops it
 #   start_oidc           # builds (once) and starts an OpenID Connect provider; the same trap stops it
+#   start_slapd          # starts a throwaway OpenLDAP slapd loaded with e2e/testdata/directory.ldif
 #   export_chrome
 # (Meant for scripts: the traps would end an interactive shell that sources it.
 # For a shell with the environment set, run `scripts/testenv.sh bash`.)
@@ -48,7 +49,6 @@
 #   CARDHOUR_TEST_REDIS        redis://127.0.0.1:PORT/0 of a throwaway redis-server (no
 #                              persistence; start_redis)
 #   CARDHOUR_TEST_REDIS_DIR    its directory (port, pid, log)
-#   CARDHOUR_TEST_REDIS_CTL    absolute path of scripts/redis-ctl.sh (stop|start|status)
 #   CARDHOUR_TEST_OIDC_ISSUER  http://127.0.0.1:PORT, issuer of a throwaway OpenID Connect provider
 #                              (e2e/oidcprovider, zitadel/oidc's OP; code flow, PKCE S256 required;
 #                              start_oidc)
@@ -61,6 +61,18 @@
 #                              carol (carol-pass; gpu-viewers)
 #   CARDHOUR_TEST_OIDC_DIR     its directory (port, client settings, users.json, pid, log)
 #   CARDHOUR_TEST_OIDC_CTL     absolute path of scripts/oidc-ctl.sh (stop|start|status)
+#   CARDHOUR_TEST_REDIS_CTL    absolute path of scripts/redis-ctl.sh (stop|start|status)
+#   CARDHOUR_TEST_LDAP_URL     ldap://127.0.0.1:PORT of a throwaway slapd (StartTLS offered, not
+#                              required; start_slapd), suffix dc=cardhour,dc=test, loaded with
+#                              e2e/testdata/directory.ldif (users alice, bob, carol; groups
+#                              gpu-train, gpu-leads, gpu-viewers; passwords in its header)
+#   CARDHOUR_TEST_LDAPS_URL    ldaps://127.0.0.1:PORT of the same server
+#   CARDHOUR_TEST_LDAP_CA      PEM of the test CA that signed its certificate (IP:127.0.0.1, DNS:localhost)
+#   CARDHOUR_TEST_LDAP_BASE    dc=cardhour,dc=test
+#   CARDHOUR_TEST_LDAP_BIND_DN, CARDHOUR_TEST_LDAP_BIND_PASSWORD    the read-only service account
+#   CARDHOUR_TEST_LDAP_ADMIN_DN, CARDHOUR_TEST_LDAP_ADMIN_PASSWORD  the rootdn, to change entries in tests
+#   CARDHOUR_TEST_SLAPD_DIR    its directory (cn=config, database, certificates, ports, pid, log)
+#   CARDHOUR_TEST_LDAP_CTL     absolute path of scripts/slapd-ctl.sh (stop|start|status)
 
 # Only tighten the shell options when executed: a sourcing shell keeps its own.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
@@ -73,11 +85,13 @@ _testenv_vgw=""
 _testenv_mailpit=""
 _testenv_galera=""
 _testenv_redis=""
+_testenv_slapd=""
 _testenv_oidc=""
 
 # One EXIT trap stops everything started, whichever start ran first.
 _testenv_cleanup() {
 	stop_oidc
+	stop_slapd
 	stop_redis
 	stop_galera
 	stop_mailpit
@@ -125,6 +139,13 @@ ensure_packages() {
 	fi
 	if ! command -v redis-server >/dev/null 2>&1 && [[ ! -x /usr/bin/redis-server ]]; then
 		missing+=(redis-server)
+	fi
+	# OpenLDAP for the company-login suites: slapd, and ldap-utils' ldapadd to load it.
+	if ! command -v slapd >/dev/null 2>&1 && [[ ! -x /usr/sbin/slapd ]]; then
+		missing+=(slapd)
+	fi
+	if ! command -v ldapadd >/dev/null 2>&1; then
+		missing+=(ldap-utils)
 	fi
 	if ((${#missing[@]} == 0)); then
 		echo "testenv: packages present"
@@ -362,6 +383,51 @@ stop_redis() {
 	echo "testenv: redis-server stopped, $dir removed"
 }
 
+# slapd: the company directory of the LDAP suites, Debian's package run from
+# its own cn=config in a temporary directory (see scripts/slapd-ctl.sh); the
+# packaged service is never started or used.
+start_slapd() {
+	_testenv_path_sbin
+	local ctl="$_testenv_dir/slapd-ctl.sh"
+	_testenv_slapd="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-slapd.XXXXXX")"
+	trap _testenv_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	export CARDHOUR_TEST_SLAPD_DIR="$_testenv_slapd"
+	export CARDHOUR_TEST_LDAP_CTL="$ctl"
+	"$ctl" init
+	local try
+	for try in 1 2 3; do
+		if "$ctl" start; then
+			break
+		fi
+		((try < 3)) || return 1
+		echo "testenv: slapd did not start, picking other ports" >&2
+		rm -f "$_testenv_slapd/ldap-port" "$_testenv_slapd/ldaps-port"
+	done
+	export CARDHOUR_TEST_LDAP_URL="ldap://127.0.0.1:$(cat "$_testenv_slapd/ldap-port")"
+	export CARDHOUR_TEST_LDAPS_URL="ldaps://127.0.0.1:$(cat "$_testenv_slapd/ldaps-port")"
+	export CARDHOUR_TEST_LDAP_CA="$_testenv_slapd/ca.pem"
+	export CARDHOUR_TEST_LDAP_BASE="dc=cardhour,dc=test"
+	# The service account's password is in e2e/testdata/directory.ldif's header.
+	export CARDHOUR_TEST_LDAP_BIND_DN="cn=cardhour-svc,dc=cardhour,dc=test"
+	export CARDHOUR_TEST_LDAP_BIND_PASSWORD="svc-pw-readonly"
+	export CARDHOUR_TEST_LDAP_ADMIN_DN="cn=admin,dc=cardhour,dc=test"
+	export CARDHOUR_TEST_LDAP_ADMIN_PASSWORD
+	CARDHOUR_TEST_LDAP_ADMIN_PASSWORD="$(cat "$_testenv_slapd/admin-password")"
+	echo "testenv: slapd on $CARDHOUR_TEST_LDAP_URL and $CARDHOUR_TEST_LDAPS_URL (dir $_testenv_slapd)"
+}
+
+# Idempotent, like stop_mariadb.
+stop_slapd() {
+	local dir="$_testenv_slapd"
+	[[ -n "$dir" && -d "$dir" ]] || return 0
+	CARDHOUR_TEST_SLAPD_DIR="$dir" "$_testenv_dir/slapd-ctl.sh" stop || true
+	rm -rf "$dir"
+	_testenv_slapd=""
+	echo "testenv: slapd stopped, $dir removed"
+}
+
 # An OpenID Connect provider for the company-login suites, built from
 # e2e/oidcprovider on the first run (see scripts/oidc-ctl.sh).
 start_oidc() {
@@ -413,7 +479,7 @@ export_chrome() {
 # Executed rather than sourced: set everything up, run the command, tear down.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 	if (($# == 0)); then
-		echo "usage: $0 COMMAND [ARG...]   (or source it and call ensure_packages, start_mariadb, start_versitygw, start_mailpit, start_galera, start_redis, start_oidc, export_chrome)" >&2
+		echo "usage: $0 COMMAND [ARG...]   (or source it and call ensure_packages, start_mariadb, start_versitygw, start_mailpit, start_galera, start_redis, start_slapd, start_oidc, export_chrome)" >&2
 		exit 2
 	fi
 	ensure_packages
@@ -423,6 +489,7 @@ if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
 	start_galera
 	start_redis
 	start_oidc
+	start_slapd
 	export_chrome
 	# Not exec: the EXIT trap must outlive the command to stop MariaDB.
 	"$@"
