@@ -74,6 +74,9 @@ type Config struct {
 
 	// LDAP is sign-in through the company directory; LDAP.URL empty = off.
 	LDAP LDAP
+	// DirectoryDefaultRole is the portal role of a directory account that
+	// no group rule gives one.
+	DirectoryDefaultRole string
 }
 
 // Mail is how the portal reaches its SMTP server. It has notify.MailConfig's
@@ -157,6 +160,7 @@ var Options = []Option{
 	{"ldap-group-base", "CARDHOUR_LDAP_GROUP_BASE", "", "where groups naming the person are searched for, e.g. ou=groups,dc=example,dc=com; empty = the person's memberOf values only"},
 	{"ldap-group-filter", "CARDHOUR_LDAP_GROUP_FILTER", "(|(member=%s)(uniqueMember=%s))", "filter that finds the person's groups under CARDHOUR_LDAP_GROUP_BASE, %s = the escaped DN of the person"},
 	{"ldap-group-attr", "CARDHOUR_LDAP_GROUP_ATTR", "cn", "attribute with a group's name"},
+	{"directory-default-role", "CARDHOUR_DIRECTORY_DEFAULT_ROLE", "viewer", "portal role of an account made by a company sign-in (LDAP or OIDC) whose groups no rule on /admin/directory gives a role: viewer, member or manager"},
 	{"ldap-sync-interval", "CARDHOUR_LDAP_SYNC_INTERVAL", "15m", "how often directory users are checked and those gone from the directory disabled (10s–24h); 0 = off"},
 	{"log-level", "CARDHOUR_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "CARDHOUR_LOG_FORMAT", "text", "text or json"},
@@ -262,6 +266,13 @@ func Load(name string, args []string, getenv func(string) string, stderr io.Writ
 	}
 	if err := c.loadLDAP(get, *values["ldap-bind-password"]); err != nil {
 		return Config{}, err
+	}
+	switch c.DirectoryDefaultRole = strings.ToLower(get("directory-default-role")); c.DirectoryDefaultRole {
+	case "viewer", "member", "manager":
+	default:
+		// Never admin: a directory group must say so, through a rule an
+		// admin wrote.
+		return Config{}, fmt.Errorf("CARDHOUR_DIRECTORY_DEFAULT_ROLE %q: want viewer, member or manager", c.DirectoryDefaultRole)
 	}
 	c.Redis = strings.TrimSpace(*values["redis"])
 	if c.Redis != "" {

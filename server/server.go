@@ -85,7 +85,13 @@ func NewShared(cfg config.Config, st *store.Store, log *slog.Logger, version str
 	s.refusals = newRefusals(log, 10*time.Second)
 	s.deps = area.Deps{Store: st, Config: cfg, Log: log, Pages: s.pages, Holder: store.NewHolder(), Cluster: cl}
 	d := s.deps
-	s.account = account.New(d)
+	dirs, err := directories(cfg)
+	if err != nil {
+		// config.Load validated these settings: what is left is a
+		// programming error, like a broken route table.
+		panic(err)
+	}
+	s.account = account.New(d, dirs)
 	s.admin = admin.New(d)
 	s.booking = booking.New(d)
 	s.planning = planning.New(d)
@@ -134,12 +140,12 @@ func (s *Server) shareChanges(cl cluster.Cluster) {
 	})
 }
 
-// jobs is the background work of the areas: the booking tick, the ledger
+// jobs is the background work of the areas: the directory sync, the booking tick, the ledger
 // pass, the card-hour plan sync, the reminder scan and the notice sender. All but the sender (whose
 // outbox claim is safe on every replica) run once across the replicas, each under a lease in the
 // database. (The board's loops keep this process's live state and start with the board.)
 func (s *Server) jobs() []area.Job {
-	return slices.Concat(s.booking.Jobs(), s.ledger.Jobs(), s.files.Jobs(), s.notify.Jobs())
+	return slices.Concat(s.account.Jobs(), s.booking.Jobs(), s.ledger.Jobs(), s.files.Jobs(), s.notify.Jobs())
 }
 
 // Files is the task files' area, for main (it opens and checks the object
