@@ -205,3 +205,6 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	stopLive()
 	return nil
 }
+
+// Account is the person's area, whose directory sync tests drive.
+func (s *Server) Account() *account.Area { return s.account }

@@ -56,7 +56,7 @@ func TestRenderedAssetURLsResolve(t *testing.T) {
 	p := web.Page{Lang: web.LangEN, User: &web.Viewer{ID: 1, Username: "a", Role: "admin"}}
 	pages := map[string]templ.Component{
 		"layout":          web.Layout(p),
-		"login":           web.LoginPage(p, web.NewForm(), "/"),
+		"login":           web.LoginPage(p, web.NewForm(), web.LoginView{Next: "/"}),
 		"board":           web.BoardPage(p, web.BoardProps{}),
 		"heatmap":         web.HeatmapPage(p, web.HeatmapProps{}),
 		"telemetry admin": web.TelemetryAdminPage(p, web.TelemetryAdminProps{}, web.NewForm()),

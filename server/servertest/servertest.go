@@ -56,6 +56,10 @@ type Env struct {
 type Options struct {
 	Vars map[string]string // CARDHOUR_* over the defaults
 	Demo bool              // load the demo fleet, so id 1 exists for every entity
+	// OwnBaseURL sets CARDHOUR_BASE_URL to the test server's own address,
+	// for what must know it before the server starts (the OpenID Connect
+	// redirect URI).
+	OwnBaseURL bool
 }
 
 // New builds a portal the way serve does.
@@ -70,8 +74,14 @@ func New(tb testing.TB, o Options) *Env {
 	for k, v := range o.Vars {
 		vars[k] = v
 	}
+	// The listener first, so that its address can be the base URL.
+	ts := httptest.NewUnstartedServer(nil)
+	if o.OwnBaseURL {
+		vars["CARDHOUR_BASE_URL"] = "http://" + ts.Listener.Addr().String()
+	}
 	cfg, err := config.Load("serve", nil, func(k string) string { return vars[k] }, io.Discard)
 	if err != nil {
+		ts.Close()
 		tb.Fatalf("config.Load: %v", err)
 	}
 	logs := &LockedBuffer{}
@@ -119,7 +129,9 @@ func New(tb testing.TB, o Options) *Env {
 		a.Token = secret
 	}
 	e.Srv = server.New(cfg, st, log, "test")
-	e.TS = httptest.NewServer(e.Srv.Handler())
+	ts.Config.Handler = e.Srv.Handler()
+	ts.Start()
+	e.TS = ts
 	tb.Cleanup(e.TS.Close)
 	tb.Cleanup(func() {
 		if tb.Failed() {
