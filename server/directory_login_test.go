@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"cardhour/directory"
 	"cardhour/directory/directorytest"
+	"cardhour/server"
 	"cardhour/server/servertest"
 	"cardhour/store"
 	"cardhour/web"
@@ -24,16 +27,6 @@ func closedURL(t *testing.T, scheme string) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	return scheme + "://" + addr
-}
-
-func mergeVars(ms ...map[string]string) map[string]string {
-	out := map[string]string{}
-	for _, m := range ms {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // mustTeam makes a team with a fresh name.
@@ -226,9 +219,10 @@ func TestLDAPSyncDisablesDeparted(t *testing.T) {
 	}
 
 	// The same database, a directory that does not answer: no one is disabled.
-	away := servertest.New(t, servertest.Options{Vars: mergeVars(l.Vars(), map[string]string{
-		"CARDHOUR_DATA": e.Cfg.DataDir, "CARDHOUR_LDAP_URL": closedURL(t, "ldap"), "CARDHOUR_LDAP_CA_FILE": "", "CARDHOUR_LDAP_STARTTLS": "false"})})
-	res, err := away.Srv.Account().SyncDirectory(context.Background())
+	cfg := e.Cfg
+	cfg.LDAP.URL, cfg.LDAP.StartTLS, cfg.LDAP.CAFile = closedURL(t, "ldap"), false, ""
+	away := server.New(cfg, e.St, slog.New(slog.NewTextHandler(io.Discard, nil)), "test")
+	res, err := away.Account().SyncDirectory(context.Background())
 	if err == nil || res.Disabled != 0 {
 		t.Fatalf("a sync without the directory: %+v %v, want an error and no one disabled", res, err)
 	}
