@@ -65,7 +65,7 @@ func (a *Area) renderDirectory(c echo.Context, status int, f web.Form, listErr s
 			}
 			at := e.At
 			row.LastSyncAt = &at
-			name := web.T(lang, "directory.provider."+ps.Provider)
+			name := web.ProviderName(lang, ps.Provider)
 			if r.Err != "" {
 				row.LastSync, row.SyncFailed = web.T(lang, "directory.sync_failed", name, r.Err), true
 			} else {
@@ -102,11 +102,7 @@ func (a *Area) renderDirectory(c echo.Context, status int, f web.Form, listErr s
 		d.TeamOptions = append(d.TeamOptions, web.Option{Value: web.I64(t.ID), Label: t.Name})
 	}
 	for _, p := range store.DirectoryProviders {
-		label := web.T(lang, "directory.provider.any")
-		if p != "" {
-			label = web.T(lang, "directory.provider."+p)
-		}
-		d.ProviderOptions = append(d.ProviderOptions, web.Option{Value: p, Label: label})
+		d.ProviderOptions = append(d.ProviderOptions, web.Option{Value: p, Label: web.ProviderName(lang, p)})
 	}
 	d.TeamRoleOptions = append([]web.Option{{Value: "", Label: web.T(lang, "directory.no_team_role")}}, teamRoleOptions(lang)...)
 	d.PortalRoleOptions = append([]web.Option{{Value: "", Label: web.T(lang, "directory.no_role")}}, roleOptions(lang)...)
