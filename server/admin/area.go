@@ -11,6 +11,10 @@ import (
 // Area serves the admin pages and API.
 type Area struct {
 	area.Deps
+	// DirectoryStatus says which directories (LDAP, OIDC) the portal is
+	// configured for, for the directory page; the kernel sets it from the
+	// configuration. Nil, both show as not configured.
+	DirectoryStatus func() []ProviderStatus
 }
 
 // New builds the area.
