@@ -74,13 +74,13 @@ func portalRole(t *testing.T, e *servertest.Env, username string) string {
 
 // wantLoginMessage checks a refused sign-in: its status and the page's
 // message, in the page's language.
-func wantLoginMessage(t *testing.T, r servertest.Response, status int, key string) {
+func wantLoginMessage(t *testing.T, r servertest.Response, status int, key string, args ...any) {
 	t.Helper()
 	if r.StatusCode != status {
 		t.Fatalf("status %d, want %d:\n%s", r.StatusCode, status, r)
 	}
 	got := strings.TrimSpace(r.Doc(t).Find(`[data-testid="form-error"]`).Text())
-	if want := web.T(web.LangZH, key); got != want {
+	if want := web.T(web.LangZH, key, args...); got != want {
 		t.Errorf("sign-in message %q, want %q (%s)", got, want, key)
 	}
 }
@@ -169,7 +169,7 @@ func TestLocalAccountIsNotMergedSilently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantLoginMessage(t, e.Client().Login(uid, pw), http.StatusConflict, "directory.not_linked")
+	wantLoginMessage(t, e.Client().Login(uid, pw), http.StatusConflict, "directory.not_linked", uid)
 	pending, err := e.St.FindPendingIdentities(context.Background())
 	if err != nil || len(pending) != 1 || pending[0].Username != uid {
 		t.Fatalf("pending identities %+v (%v), want %s's", pending, err, uid)
@@ -293,7 +293,7 @@ func TestOIDCSignIn(t *testing.T) {
 	other := e.Client()
 	wantLoginMessage(t, other.Get(signIn(e.Client())), http.StatusUnauthorized, "auth.sso_state_invalid")
 	// The provider's refusal is said, not a 500.
-	wantLoginMessage(t, e.Client().Get("/login/oidc/callback?error=access_denied&state=x"), http.StatusUnauthorized, "auth.sso_denied")
+	wantLoginMessage(t, e.Client().Get("/login/oidc/callback?error=access_denied&state=x"), http.StatusUnauthorized, "auth.sso_denied", "access_denied")
 
 	// Out of the group at the provider: out of the team at the next sign-in.
 	o.SetGroups(t, user)

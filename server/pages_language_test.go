@@ -32,6 +32,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"cardhour/directory"
 	"cardhour/server/route"
 	"cardhour/server/servertest"
 	"cardhour/store"
@@ -70,6 +71,8 @@ var userText = map[string][]string{
 	"quota_requests":          {"reason", "decision_note"},
 	"telemetry_pending_cards": {"uuid", "host_name", "gpu_name"},
 	"audit_log":               {"actor_name"},
+	"group_mappings":          {"group_name"},
+	"external_identities":     {"username", "display_name", "email"},
 }
 
 func newPageWorld(t *testing.T) *pageWorld {
@@ -107,6 +110,21 @@ func newPageWorld(t *testing.T) *pageWorld {
 	ch, err := e.St.CreateNotifyChannel(ctx, store.NotifyChannelInput{TeamID: &teamID, Kind: "webhook", Name: "组内告警 webhook",
 		URL: "https://hooks.example.cn/cardhour", Secret: "whsec-test", Lang: web.LangZH, RatePerMinute: 20, Enabled: true})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The directory page with a rule of each kind, an identity waiting for
+	// a link and a sync round.
+	for _, in := range []store.GroupMappingCreate{{Provider: directory.LDAP, Group: "cn=算法组,ou=groups,dc=example,dc=cn", TeamID: teamID, TeamRole: store.TeamRoleMember},
+		{Group: "platform-admins", PortalRole: store.RoleAdmin}} {
+		if _, err := e.St.CreateGroupMapping(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.St.SignInExternal(ctx, directory.Identity{Provider: directory.OIDC, Subject: "https://sso.example.cn 42",
+		Username: e.Users[store.RoleMember].Username, DisplayName: "目录成员"}, store.RoleMember); err == nil {
+		t.Fatal("a directory sign-in took over a local account")
+	}
+	if err := e.St.RecordDirectorySync(ctx, store.DirectorySyncResult{Provider: directory.LDAP, Checked: 3, Changed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	live := one("SELECT id FROM bookings WHERE team_id = ? AND state = 'confirmed' ORDER BY start_at LIMIT 1", teamID)

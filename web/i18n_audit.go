@@ -73,6 +73,24 @@ var auditMessages = map[string][2]string{
 	"audit.sum.token_kind":        {"%s：%s", "%s: %s"},
 	"audit.sum.transition":        {"%s → %s", "%s → %s"},
 
+	// Company login (issue 16): sign-ins through a directory, the
+	// rules of its groups, the sync, the local sign-in switch.
+	"entity.group_mapping":            {"目录组规则", "Group rule"},
+	"entity.external_identity":        {"目录身份", "Directory identity"},
+	"entity.directory":                {"公司目录", "Company directory"},
+	"entity.portal_setting":           {"门户设置", "Portal setting"},
+	"audit.act.directory_login":       {"目录登录", "Directory sign-in"},
+	"audit.act.directory_conflict":    {"目录身份冲突", "Directory name conflict"},
+	"audit.act.directory_link":        {"关联目录身份", "Link directory identity"},
+	"audit.act.directory_disabled":    {"目录中已移除，停用", "Disable (gone from directory)"},
+	"audit.act.directory_sync":        {"目录同步", "Directory sync"},
+	"audit.sum.by_directory":          {"按 %s 目录组", "from %s groups"},
+	"audit.sum.directory_identity":    {"%s：%s", "%s: %s"},
+	"audit.sum.directory_sync":        {"%s：检查 %s，变更 %s，停用 %s，失败 %s", "%s: %s checked, %s changed, %s disabled, %s failed"},
+	"audit.sum.directory_sync_failed": {"%s：同步失败：%s", "%s: sync failed: %s"},
+	"audit.sum.local_login_on":        {"开启本地密码登录", "password sign-in on"},
+	"audit.sum.local_login_off":       {"关闭本地密码登录（初始管理员除外）", "password sign-in off (but for the bootstrap admin)"},
+
 	// The log page: two views, filters, paging.
 	"audit.view.changes":  {"变更记录", "Changes"},
 	"audit.view.auth":     {"登录与退出", "Sign-ins"},

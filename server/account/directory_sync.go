@@ -88,7 +88,7 @@ func (a *Area) syncNow(c echo.Context) error {
 		if !errs.Is(err, errs.Unavailable) {
 			return err
 		}
-		return a.Pages.RedirectWithFlash(c, "/admin/directory", web.T(lang, "directory.sync_failed"))
+		return a.Pages.RedirectWithFlash(c, "/admin/directory", web.T(lang, "directory.sync_unreachable"))
 	}
 	return a.Pages.RedirectWithFlash(c, "/admin/directory", web.T(lang, "directory.sync_done", res.Checked, res.Changed, res.Disabled))
 }

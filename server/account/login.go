@@ -72,7 +72,8 @@ func (a *Area) login(c echo.Context) error {
 			a.limiter.failShared(ctx, key)
 			_ = a.Store.RecordEvent(ctx, "login_failed", "user", 0, username)
 		}
-		f.Error = p.T(refusalKey(err))
+		key, args := refusal(err)
+		f.Error = p.T(key, args...)
 		return a.renderLogin(c, status, f, next)
 	}
 	a.limiter.reset(key)
@@ -127,20 +128,21 @@ func loginRefusal(err error) (int, bool) {
 	return 0, false
 }
 
-// refusalKey is the message of a refused sign-in: the error's own where
-// it has one meant for the person, else the general one.
-func refusalKey(err error) string {
+// refusal is the message of a refused sign-in: the error's own where it
+// has one meant for the person, else the general one — which never tells
+// whether the name or the password was wrong.
+func refusal(err error) (key string, args []any) {
 	if e, ok := errs.As(err); ok {
 		switch e.Key {
 		case "auth.disabled", "auth.local_off", "auth.sso_failed", "auth.sso_state_invalid",
-			"directory.unreachable", "directory.not_linked":
-			return e.Key
+			"directory.unreachable", "directory.not_linked", "directory.username_invalid":
+			return e.Key, e.Args
 		}
 	}
 	if errs.Is(err, errs.Unavailable) {
-		return "directory.unreachable"
+		return "directory.unreachable", nil
 	}
-	return "auth.bad_credentials"
+	return "auth.bad_credentials", nil
 }
 
 // startSession signs u in and goes on to next.

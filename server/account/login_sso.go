@@ -102,7 +102,8 @@ func (a *Area) ssoRefused(c echo.Context, err error, next string) error {
 		_ = a.Store.RecordEvent(ctx, "login_failed", "user", 0, "oidc")
 	}
 	f := web.NewForm()
-	f.Error = a.Pages.Page(c, "login.title", "").T(refusalKey(err))
+	key, args := refusal(err)
+	f.Error = a.Pages.Page(c, "login.title", "").T(key, args...)
 	return a.renderLogin(c, status, f, next)
 }
 

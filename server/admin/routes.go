@@ -20,6 +20,7 @@ func (a *Area) Routes() []route.Route {
 		a.imagesRoutes(),
 		a.teamsRoutes(),
 		a.usersRoutes(),
+		a.directoryRoutes(),
 		a.auditRoutes(),
 	)
 }
@@ -324,6 +325,40 @@ func (a *Area) usersRoutes() []route.Route {
 			Status:   http.StatusOK,
 			Result:   route.JSON("User", userJSON{}),
 			Conflict: true,
+		}),
+	}
+}
+
+// directoryRoutes are company login: the directories' group rules, the
+// identities waiting for a link, the local sign-in switch.
+func (a *Area) directoryRoutes() []route.Route {
+	return []route.Route{
+		route.New(route.GET, "/admin/directory", route.Admin, a.directoryPage),
+		route.New(route.POST, "/admin/directory/mappings", route.Admin, a.createRuleForm),
+		route.New(route.POST, "/admin/directory/mappings/:id/delete", route.Admin, a.deleteRuleForm),
+		route.New(route.POST, "/admin/directory/identities/:id/link", route.Admin, a.linkIdentityForm),
+		route.New(route.POST, "/admin/directory/local-login", route.Admin, a.localLoginForm),
+		route.Op(route.GET, "/api/v1/directory/mappings", route.Admin, a.apiListRules, route.API{
+			Tag:     "people",
+			Summary: "List the directory group rules",
+			Status:  http.StatusOK,
+			Result:  route.List("mappings", "GroupMapping", ruleJSON{}),
+			Desc:    "Each rule maps a directory group (an LDAP group's cn or DN, an OIDC groups claim value) to a team membership and/or a portal role, applied at each directory sign-in and sync.",
+		}),
+		route.Op(route.POST, "/api/v1/directory/mappings", route.Admin, a.apiCreateRule, route.API{
+			Tag:      "people",
+			Summary:  "Add a directory group rule",
+			Desc:     "provider is \"\" (any), \"ldap\" or \"oidc\"; a rule gives a team (team_id with team_role manager, member or viewer), a portal role (admin, manager, member, viewer), or both. Every bad field is reported at once (422); a second rule for the same provider, group and team is 409.",
+			Body:     route.JSON("GroupMappingCreate", store.GroupMappingCreate{}, "group"),
+			Status:   http.StatusCreated,
+			Result:   route.JSON("GroupMapping", ruleJSON{}),
+			Conflict: true,
+		}),
+		route.Op(route.DELETE, "/api/v1/directory/mappings/:id", route.Admin, a.apiDeleteRule, route.API{
+			Tag:     "people",
+			Summary: "Delete a directory group rule",
+			Desc:    "The memberships the rule gave change at each person's next directory sign-in or sync.",
+			Status:  http.StatusNoContent,
 		}),
 	}
 }

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -55,10 +56,14 @@ func (a *Area) renderUsers(c echo.Context, status int, f web.Form) error {
 	if err != nil {
 		return err
 	}
+	providers, err := a.Store.AccountProviders(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	rows := make([]web.UserRow, 0, len(users))
 	for _, u := range users {
 		rows = append(rows, web.UserRow{ID: u.ID, Username: u.Username, DisplayName: u.DisplayName, Email: u.Email,
-			Role: u.Role, Disabled: u.Disabled, Teams: teams[u.ID]})
+			Role: u.Role, Disabled: u.Disabled, Teams: teams[u.ID], Sources: accountSources(&u, providers[u.ID])})
 	}
 	// A rejected password is never sent back into the page.
 	delete(f.Values, "password")
@@ -163,6 +168,16 @@ func (a *Area) keepOwnSession(c echo.Context, id int64, up store.UserUpdate) err
 	return nil
 }
 
+// accountSources are where an account signs in from: "local" when it has
+// a password (an account a directory made has none), then its directories.
+func accountSources(u *store.User, providers []string) []string {
+	out := make([]string, 0, 1+len(providers))
+	if u.PasswordHash != "" {
+		out = append(out, "local")
+	}
+	return append(out, providers...)
+}
+
 // userTeam is one of a user's teams in the API.
 type userTeam struct {
 	TeamID   int64  `json:"team_id"`
@@ -175,6 +190,8 @@ type userTeam struct {
 type userJSON struct {
 	store.User
 	Teams []userTeam `json:"teams"`
+	// Sources: local (has a password), ldap, oidc.
+	Sources []string `json:"sources"`
 }
 
 func (a *Area) userTeams(c echo.Context, f store.MembershipFilter) (map[int64][]userTeam, error) {
@@ -194,7 +211,17 @@ func (a *Area) toUserJSON(c echo.Context, u *store.User) (userJSON, error) {
 	if err != nil {
 		return userJSON{}, err
 	}
-	out := userJSON{User: *u, Teams: teams[u.ID]}
+	ids, err := a.Store.FindUserIdentities(c.Request().Context(), u.ID)
+	if err != nil {
+		return userJSON{}, err
+	}
+	var providers []string
+	for _, id := range ids {
+		if !slices.Contains(providers, id.Provider) {
+			providers = append(providers, id.Provider)
+		}
+	}
+	out := userJSON{User: *u, Teams: teams[u.ID], Sources: accountSources(u, providers)}
 	if out.Teams == nil {
 		out.Teams = []userTeam{}
 	}
@@ -210,13 +237,17 @@ func (a *Area) apiListUsers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	providers, err := a.Store.AccountProviders(c.Request().Context())
+	if err != nil {
+		return err
+	}
 	out := make([]userJSON, 0, len(users))
 	for _, u := range users {
 		ts := teams[u.ID]
 		if ts == nil {
 			ts = []userTeam{}
 		}
-		out = append(out, userJSON{User: u, Teams: ts})
+		out = append(out, userJSON{User: u, Teams: ts, Sources: accountSources(&u, providers[u.ID])})
 	}
 	return c.JSON(http.StatusOK, map[string]any{"users": out})
 }
@@ -246,7 +277,7 @@ func (a *Area) apiCreateUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, userJSON{User: *u, Teams: []userTeam{}})
+	return c.JSON(http.StatusCreated, userJSON{User: *u, Teams: []userTeam{}, Sources: accountSources(u, nil)})
 }
 
 func (a *Area) apiUpdateUser(c echo.Context) error {
