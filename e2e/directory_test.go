@@ -65,6 +65,9 @@ func TestCompanySignIn(t *testing.T) {
 		b.selectText("team_id", team)
 		b.selectOption("team_role", teamRole)
 		b.selectOption("portal_role", portalRole)
+		// The last rule's message goes first, so that the wait below is
+		// for the next page's.
+		b.evalString(`(() => { document.querySelector('[data-testid="flash"]')?.remove(); return ""; })()`)
 		b.do("add the rule for "+group, chromedp.Click(testid("rule-submit")), chromedp.WaitVisible(testid("flash")))
 		if n := b.count(`[data-testid="directory-rule"]`); n != before+1 {
 			t.Fatalf("%d rules after adding one to %d:\n%s", n, before, b.text("main"))
@@ -94,6 +97,9 @@ func TestCompanySignIn(t *testing.T) {
 	}
 	if !strings.Contains(page, web.T(zh, "role.manager")) {
 		t.Errorf("the account page does not show the portal role manager:\n%s", page)
+	}
+	if b.count(`[data-testid="password-directory"]`) != 1 || b.count(`[data-testid="password-form"]`) != 0 {
+		t.Errorf("a directory account is offered a local password form")
 	}
 	b.screenshot("ldap-account.zh-CN")
 	b.do("log out", chromedp.Click(testid("logout")), chromedp.WaitVisible(testid("login-form")))

@@ -34,6 +34,7 @@ var layoutPages = []struct{ name, path, has string }{
 	{"admin-images", "/admin/images", "table"},
 	{"admin-teams", "/admin/teams", "table"},
 	{"admin-users", "/admin/users", "table"},
+	{"admin-directory", "/admin/directory", `[data-testid="rule-form"]`},
 }
 
 // fitJS measures the page as a phone shows it: how much wider the document

@@ -195,6 +195,11 @@ func TestLocalSignInTurnedOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := e.Users[store.RoleMember]
+	// With no company sign-in configured the form stays open: it is the
+	// only way in.
+	if page := e.Client().Get("/login").Doc(t); page.Find(`[data-testid="login-form"]`).Length() != 1 {
+		t.Errorf("the sign-in page lost its form")
+	}
 	wantLoginMessage(t, e.Client().Login(m.Username, m.Password), http.StatusForbidden, "auth.local_off")
 	e.Client().MustLogin("admin", servertest.AdminPassword)
 }

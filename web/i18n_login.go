@@ -16,4 +16,5 @@ var loginMessages = map[string][2]string{
 	"directory.sync_unreachable": {"目录同步未完成：无法连接公司目录，未停用任何账户。", "Directory sync did not finish: the company directory cannot be reached; no account was disabled."},
 	"directory.ldap_off":         {"未配置 LDAP 目录。", "No LDAP directory is configured."},
 	"directory.sync_now":         {"立即同步", "Sync now"},
+	"account.password_directory": {"此账户通过 %s 登录，密码在公司目录中修改。", "This account signs in through %s: its password is changed in the company directory."},
 }

@@ -16,6 +16,15 @@ func (a *Area) accountProps(c echo.Context) (web.AccountProps, error) {
 	u := request.User(c)
 	ctx := c.Request().Context()
 	v := web.AccountProps{Username: u.Username, DisplayName: u.DisplayName, Email: u.Email, Role: u.Role, OSAccounts: u.OSAccounts}
+	if u.PasswordHash == "" {
+		ids, err := a.Store.FindUserIdentities(ctx, u.ID)
+		if err != nil {
+			return v, err
+		}
+		if len(ids) > 0 {
+			v.Directory = ids[0].Provider
+		}
+	}
 	ms, err := a.Store.FindMemberships(ctx, store.MembershipFilter{UserID: u.ID})
 	if err != nil {
 		return v, err
