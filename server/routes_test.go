@@ -67,6 +67,11 @@ var publicRoutes = map[string]bool{
 	"GET /login":       true,
 	"POST /login":      true,
 	"GET /lang":        true,
+	// Company sign-in: the start sends the browser to the provider; the
+	// callback is taken only with the state its browser was given (cookie
+	// and a single-use row), and 404s when no provider is configured.
+	"GET /login/oidc":          true,
+	"GET /login/oidc/callback": true,
 	// The OpenAPI document describes the API and holds no data; clients
 	// and code generators fetch it before they have a token.
 	"GET /api/v1/openapi.json": true,
