@@ -3,9 +3,6 @@ package oidc_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -13,10 +10,9 @@ import (
 	"testing"
 
 	"cardhour/directory"
+	"cardhour/directory/directorytest"
 	"cardhour/directory/oidc"
 	"cardhour/errs"
-
-	"github.com/PuerkitoBio/goquery"
 )
 
 // The redirect URI the test provider accepts (any port of 127.0.0.1); the
@@ -57,50 +53,11 @@ func MustBegin(tb testing.TB, p *oidc.Provider) oidc.Start {
 	return s
 }
 
-// MustLogIn plays the browser: it opens the authorization URL, fills in and
-// posts the provider's login form, and follows redirects until the one to
-// the redirect URI, whose code and state it returns.
+// MustLogIn plays the browser at the test provider (directorytest) and
+// returns the code and state it sent back to the redirect URI.
 func MustLogIn(tb testing.TB, authURL, username, password string) (code, state string) {
 	tb.Helper()
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-		if strings.HasPrefix(req.URL.String(), testRedirect) {
-			return http.ErrUseLastResponse
-		}
-		return nil
-	}}
-	resp, err := c.Get(authURL)
-	if err != nil {
-		tb.Fatalf("GET the authorization URL: %v", err)
-	}
-	doc, err := goquery.NewDocumentFromReader(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		tb.Fatalf("login page: %d %v", resp.StatusCode, err)
-	}
-	form := doc.Find("form").First()
-	if form.Find("input#username").Length() != 1 || form.Find("input#password").Length() != 1 {
-		tb.Fatalf("the login page has no username/password form")
-	}
-	values := url.Values{}
-	form.Find("input").Each(func(_ int, in *goquery.Selection) {
-		values.Set(in.AttrOr("name", ""), in.AttrOr("value", ""))
-	})
-	values.Set("username", username)
-	values.Set("password", password)
-	action, err := resp.Request.URL.Parse(form.AttrOr("action", ""))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	resp, err = c.PostForm(action.String(), values)
-	if err != nil {
-		tb.Fatalf("POST the login form: %v", err)
-	}
-	resp.Body.Close()
-	loc, err := resp.Location()
-	if err != nil || !strings.HasPrefix(loc.String(), testRedirect) {
-		tb.Fatalf("after the login: %d, not redirected to %s (%v)", resp.StatusCode, testRedirect, err)
-	}
+	loc := directorytest.NewOIDC(tb).LogIn(tb, authURL, username, password, testRedirect)
 	return loc.Query().Get("code"), loc.Query().Get("state")
 }
 
