@@ -209,6 +209,21 @@ ctl_status() {
 	fi
 }
 
+# ctl_main PIDFILE USAGE VERB: the verbs every single-process ctl has: start
+# (the script's cmd_start), stop, status (with the script's describe);
+# anything else prints the usage, "install|start|stop|status" say, and exits 2.
+ctl_main() {
+	case "$3" in
+	start) cmd_start ;;
+	stop) ctl_stop "$1" ;;
+	status) ctl_status "$1" describe ;;
+	*)
+		echo "usage: $0 $2" >&2
+		exit 2
+		;;
+	esac
+}
+
 # ctl_log_tail FILE: FILE's last lines on stderr, framed.
 ctl_log_tail() {
 	echo "---- last lines of $1 ----" >&2

@@ -107,12 +107,4 @@ describe() {
 	echo "issuer http://127.0.0.1:$(cat "$portfile")"
 }
 
-case "${1:-}" in
-start) cmd_start ;;
-stop) ctl_stop "$pidfile" ;;
-status) ctl_status "$pidfile" describe ;;
-*)
-	echo "usage: $0 install|start|stop|status" >&2
-	exit 2
-	;;
-esac
+ctl_main "$pidfile" "install|start|stop|status" "${1:-}"

@@ -190,13 +190,8 @@ describe() {
 	echo "ldap://127.0.0.1:$(cat "$ldapfile") and ldaps://127.0.0.1:$(cat "$ldapsfile")"
 }
 
-case "${1:-}" in
-init) cmd_init ;;
-start) cmd_start ;;
-stop) ctl_stop "$pidfile" ;;
-status) ctl_status "$pidfile" describe ;;
-*)
-	echo "usage: $0 install|init|start|stop|status" >&2
-	exit 2
-	;;
-esac
+if [[ "${1:-}" == init ]]; then
+	cmd_init
+else
+	ctl_main "$pidfile" "install|init|start|stop|status" "${1:-}"
+fi
