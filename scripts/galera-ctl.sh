@@ -15,18 +15,12 @@
 # `stop` stops node 1 last, so it is the one safe to bootstrap again.
 set -euo pipefail
 
-case ":$PATH:" in
-*:/usr/sbin:*) ;;
-*) PATH="$PATH:/usr/sbin" ;;
-esac
+ctl_prefix=galera-ctl
+# shellcheck source=scripts/ctl-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ctl-lib.sh"
+ctl_path_sbin
 
-die() {
-	echo "galera-ctl: $*" >&2
-	exit 1
-}
-
-[[ -n "${CARDHOUR_TEST_GALERA_DIR:-}" ]] || die "CARDHOUR_TEST_GALERA_DIR is not set (run under scripts/testenv.sh)"
-base="$CARDHOUR_TEST_GALERA_DIR"
+base="$(ctl_need_dir CARDHOUR_TEST_GALERA_DIR)"
 provider=/usr/lib/galera/libgalera_smm.so
 # Bounded: a node that is not Synced by then is a failure, not something to wait for.
 start_timeout_s="${CARDHOUR_TEST_GALERA_START_TIMEOUT:-90}"
@@ -39,41 +33,9 @@ if [[ "$(id -u)" == 0 ]]; then
 	owner=mysql
 fi
 
-alive() {
-	local pid="$1" state
-	[[ -n "$pid" && -r "/proc/$pid/stat" ]] || return 1
-	state="$(sed 's/^.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" || return 1
-	[[ "$state" != Z && "$state" != X ]]
-}
-
 node_dir() { echo "$base/node$1"; }
 node_pid() {
-	local f
-	f="$(node_dir "$1")/mariadbd.pid"
-	[[ -s "$f" ]] && cat "$f"
-}
-
-# Ports taken by this cluster's earlier nodes count as used: a node's
-# listeners open only when it starts. Sets _port (no subshell, so that
-# taken keeps what was picked).
-taken=" "
-_port=""
-free_port() {
-	local i p
-	for i in $(seq 0 299); do
-		p=$((20000 + (RANDOM + i * 97) % 30000))
-		[[ "$taken" != *" $p "* ]] || continue
-		if command -v ss >/dev/null 2>&1 && [[ -n "$(ss -Htln "sport = :$p" 2>/dev/null)" ]]; then
-			continue
-		fi
-		if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			continue
-		fi
-		taken+="$p "
-		_port="$p"
-		return 0
-	done
-	die "no free port found"
+	ctl_current_pid "$(node_dir "$1")/mariadbd.pid"
 }
 
 # ports N: "mysql galera ist sst", chosen once and kept across restarts.
@@ -81,24 +43,16 @@ ports() {
 	local f
 	f="$(node_dir "$1")/ports"
 	if [[ ! -s "$f" ]]; then
-		local m g i s
-		free_port
-		m="$_port"
-		free_port
-		g="$_port"
-		free_port
-		i="$_port"
-		free_port
-		s="$_port"
-		echo "$m $g $i $s" >"$f"
+		# The other nodes' ports count as taken: a node's listeners open
+		# only when it starts.
+		local picked=() n
+		for n in 1 2 3 4; do
+			# shellcheck disable=SC2046 # a word a port
+			picked+=("$(ctl_free_port $(cat "$base"/node*/ports 2>/dev/null) "${picked[@]}")")
+		done
+		echo "${picked[*]}" >"$f"
 	fi
 	cat "$f"
-}
-
-log_tail() {
-	echo "---- last lines of $1 ----" >&2
-	tail -n 40 "$1" >&2 2>/dev/null || true
-	echo "----" >&2
 }
 
 sql() {
@@ -118,7 +72,7 @@ cmd_init() {
 		--datadir="$base/node1/data" \
 		--auth-root-authentication-method=normal \
 		--skip-test-db >"$base/node1/install.log" 2>&1; then
-		log_tail "$base/node1/install.log"
+		ctl_log_tail "$base/node1/install.log"
 		die "mariadb-install-db failed"
 	fi
 	# Every node's ports now, so each knows the others' Galera addresses.
@@ -200,12 +154,12 @@ wait_synced() {
 	while :; do
 		state="$(sql "$n" "SHOW STATUS LIKE 'wsrep_local_state_comment'" 2>/dev/null | awk '{print $2}' || true)"
 		[[ "$state" != Synced ]] || return 0
-		if ! alive "$launched" && ! alive "$(node_pid "$n" || true)"; then
-			log_tail "$dir/mariadbd.log"
+		if ! ctl_alive "$launched" && ! ctl_alive "$(node_pid "$n" || true)"; then
+			ctl_log_tail "$dir/mariadbd.log"
 			die "node $n exited during start-up"
 		fi
 		if ((SECONDS >= deadline)); then
-			log_tail "$dir/mariadbd.log"
+			ctl_log_tail "$dir/mariadbd.log"
 			die "node $n not Synced within ${start_timeout_s} s (state: ${state:-no answer})"
 		fi
 		sleep 0.3
@@ -214,7 +168,7 @@ wait_synced() {
 
 cmd_start() {
 	local deadline=$((SECONDS + start_timeout_s)) n
-	if alive "$(node_pid 1 || true)"; then
+	if ctl_alive "$(node_pid 1 || true)"; then
 		echo "galera-ctl: node 1 already running"
 	else
 		launch 1 1
@@ -223,7 +177,7 @@ cmd_start() {
 	# One joiner at a time: both asking node 1 for SST at once would make
 	# it a donor twice over, and the second would wait anyway.
 	for n in 2 3; do
-		if alive "$(node_pid "$n" || true)"; then
+		if ctl_alive "$(node_pid "$n" || true)"; then
 			continue
 		fi
 		launch "$n" 0
@@ -236,18 +190,10 @@ cmd_start() {
 }
 
 stop_node() {
-	local n="$1" pid i
+	local n="$1" pid
 	pid="$(node_pid "$n" || true)"
-	alive "$pid" || return 0
-	kill -TERM "$pid" 2>/dev/null || true
-	for i in $(seq 1 240); do
-		alive "$pid" || break
-		sleep 0.25
-	done
-	if alive "$pid"; then
-		echo "galera-ctl: node $n (pid $pid) ignored SIGTERM for 60 s, killing" >&2
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
+	ctl_alive "$pid" || return 0
+	ctl_terminate "$pid" 60 "node $n (pid $pid)"
 	rm -f "$(node_dir "$n")/mariadbd.pid"
 }
 
@@ -262,7 +208,7 @@ cmd_stop() {
 cmd_status() {
 	local n rc=0
 	for n in 1 2 3; do
-		if alive "$(node_pid "$n" || true)"; then
+		if ctl_alive "$(node_pid "$n" || true)"; then
 			echo "node $n: $(sql "$n" "SHOW STATUS LIKE 'wsrep_local_state_comment'" 2>/dev/null | awk '{print $2}')"
 		else
 			echo "node $n: not running"

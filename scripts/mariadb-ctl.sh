@@ -16,64 +16,17 @@
 # kept waiting by the server holding its pipe open.
 set -euo pipefail
 
-case ":$PATH:" in
-*:/usr/sbin:*) ;;
-*) PATH="$PATH:/usr/sbin" ;;
-esac
+ctl_prefix=mariadb-ctl
+# shellcheck source=scripts/ctl-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ctl-lib.sh"
+ctl_path_sbin
 
-die() {
-	echo "mariadb-ctl: $*" >&2
-	exit 1
-}
-
-[[ -n "${CARDHOUR_TEST_MARIADB_DIR:-}" ]] || die "CARDHOUR_TEST_MARIADB_DIR is not set (run under scripts/testenv.sh)"
-datadir="$CARDHOUR_TEST_MARIADB_DIR"
+datadir="$(ctl_need_dir CARDHOUR_TEST_MARIADB_DIR)"
 base="$(dirname "$datadir")"
 sock="$base/mysqld.sock"
 pidfile="$base/mariadbd.pid"
 log="$base/mariadbd.log"
 portfile="$base/port"
-
-# kill -0 is not enough: an exited server whose parent has not reaped it yet is a
-# zombie that still "exists", and stop would then wait for nothing.
-alive() {
-	local pid="$1" state
-	[[ -n "$pid" && -r "/proc/$pid/stat" ]] || return 1
-	state="$(sed 's/^.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" || return 1
-	[[ "$state" != Z && "$state" != X ]]
-}
-
-current_pid() {
-	[[ -s "$pidfile" ]] && cat "$pidfile"
-}
-
-# A port nobody listens on, from a random base so parallel runs rarely collide.
-# Plain bash: ss when it is there, otherwise a /dev/tcp connect attempt.
-free_port() {
-	local i p
-	for i in $(seq 0 199); do
-		p=$((20000 + (RANDOM + i * 97) % 30000))
-		if command -v ss >/dev/null 2>&1; then
-			# Captured, not piped into grep -q: with pipefail an early grep exit could read as "free".
-			if [[ -n "$(ss -Htln "sport = :$p" 2>/dev/null)" ]]; then
-				continue
-			fi
-		fi
-		if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			continue
-		fi
-		echo "$p"
-		return 0
-	done
-	die "no free port found"
-}
-
-log_tail() {
-	local f="${1:-$log}"
-	echo "---- last lines of $f ----" >&2
-	tail -n 40 "$f" >&2 2>/dev/null || true
-	echo "----" >&2
-}
 
 cmd_init() {
 	[[ ! -e "$datadir" ]] || die "$datadir already exists"
@@ -87,21 +40,16 @@ cmd_init() {
 		--datadir="$datadir" \
 		--auth-root-authentication-method=normal \
 		--skip-test-db >"$base/install.log" 2>&1; then
-		log_tail "$base/install.log"
+		ctl_log_tail "$base/install.log"
 		die "mariadb-install-db failed"
 	fi
 }
 
 cmd_start() {
-	local pid
-	pid="$(current_pid || true)"
-	if alive "$pid"; then
-		echo "mariadb-ctl: already running (pid $pid)"
-		return 0
-	fi
+	! ctl_already_running "$pidfile" || return 0
 	[[ -d "$datadir" ]] || die "no datadir $datadir"
 	# The port is chosen once and then kept, so DSNs handed out stay valid across a restart.
-	[[ -s "$portfile" ]] || free_port >"$portfile"
+	[[ -s "$portfile" ]] || ctl_free_port >"$portfile"
 	local port
 	port="$(cat "$portfile")"
 	rm -f "$pidfile"
@@ -143,12 +91,12 @@ cmd_start() {
 			# ping succeeds on "access denied" too, which is all it needs to show.
 			break
 		fi
-		if ! alive "$launched" && ! alive "$(current_pid || true)"; then
-			log_tail
+		if ! ctl_alive "$launched" && ! ctl_alive "$(ctl_current_pid "$pidfile" || true)"; then
+			ctl_log_tail "$log"
 			die "mariadbd exited during start-up"
 		fi
 		if ((i == 120)); then
-			log_tail
+			ctl_log_tail "$log"
 			kill -TERM "$launched" 2>/dev/null || true
 			die "mariadbd did not answer on 127.0.0.1:$port within 60 s"
 		fi
@@ -159,41 +107,16 @@ cmd_start() {
 		[[ -s "$pidfile" ]] && break
 		sleep 0.25
 	done
-	echo "mariadb-ctl: running on 127.0.0.1:$port (pid $(current_pid || echo "$launched"))"
+	ctl_say "running on 127.0.0.1:$port (pid $(ctl_current_pid "$pidfile" || echo "$launched"))"
 }
 
+# SIGTERM is mariadbd's clean shutdown; no credentials needed, unlike mariadb-admin shutdown.
 cmd_stop() {
-	local pid
-	pid="$(current_pid || true)"
-	if ! alive "$pid"; then
-		echo "mariadb-ctl: not running"
-		return 0
-	fi
-	# SIGTERM is mariadbd's clean shutdown; no credentials needed, unlike mariadb-admin shutdown.
-	kill -TERM "$pid" 2>/dev/null || true
-	local i
-	for i in $(seq 1 240); do
-		alive "$pid" || break
-		sleep 0.25
-	done
-	if alive "$pid"; then
-		echo "mariadb-ctl: pid $pid ignored SIGTERM for 60 s, killing" >&2
-		kill -KILL "$pid" 2>/dev/null || true
-		sleep 0.5
-	fi
-	rm -f "$pidfile"
-	echo "mariadb-ctl: stopped (pid $pid)"
+	ctl_stop "$pidfile" 60 loud
 }
 
-cmd_status() {
-	local pid
-	pid="$(current_pid || true)"
-	if alive "$pid"; then
-		echo "mariadb-ctl: running on 127.0.0.1:$(cat "$portfile") (pid $pid)"
-	else
-		echo "mariadb-ctl: not running"
-		return 1
-	fi
+describe() {
+	echo "running on 127.0.0.1:$(cat "$portfile")"
 }
 
 case "${1:-}" in
@@ -204,7 +127,7 @@ restart)
 	cmd_stop
 	cmd_start
 	;;
-status) cmd_status ;;
+status) ctl_status "$pidfile" describe ;;
 *)
 	echo "usage: $0 stop|start|restart|status|init" >&2
 	exit 2

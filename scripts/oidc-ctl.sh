@@ -35,21 +35,20 @@ set -euo pipefail
 
 command -v go >/dev/null 2>&1 || PATH="/usr/local/go/bin:$PATH"
 
-die() {
-	echo "oidc-ctl: $*" >&2
-	exit 1
-}
+ctl_prefix=oidc-ctl
+# shellcheck source=scripts/ctl-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ctl-lib.sh"
 
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/../e2e/oidcprovider" && pwd)"
 hash="$(cd "$src" && cat go.mod go.sum $(ls ./*.go | sort) | sha256sum | cut -c1-16)"
-cache="${CARDHOUR_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cardhour}/oidcprovider-$hash"
+cache="$(ctl_cache "oidcprovider-$hash")"
 bin="$cache/oidcprovider"
 
 cmd_install() {
 	if [[ -x "$bin" ]]; then
 		return 0
 	fi
-	echo "oidc-ctl: building e2e/oidcprovider into $cache (first run for this source)"
+	ctl_say "building e2e/oidcprovider into $cache (first run for this source)"
 	mkdir -p "$cache"
 	# GOWORK=off: a developer's go.work must not pull cardhour's module in.
 	if ! (cd "$src" && GOWORK=off GOFLAGS=-buildvcs=false go build -o "$bin.tmp" .) >"$cache/build.log" 2>&1; then
@@ -64,43 +63,11 @@ cmd_install() {
 	exit 0
 }
 
-[[ -n "${CARDHOUR_TEST_OIDC_DIR:-}" ]] || die "CARDHOUR_TEST_OIDC_DIR is not set (run under scripts/testenv.sh)"
-base="$CARDHOUR_TEST_OIDC_DIR"
+base="$(ctl_need_dir CARDHOUR_TEST_OIDC_DIR)"
 pidfile="$base/oidcprovider.pid"
 portfile="$base/port"
 log="$base/oidcprovider.log"
 users="$base/users.json"
-
-alive() {
-	local pid="$1" state
-	[[ -n "$pid" && -r "/proc/$pid/stat" ]] || return 1
-	state="$(sed 's/^.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" || return 1
-	[[ "$state" != Z && "$state" != X ]]
-}
-
-current_pid() {
-	[[ -s "$pidfile" ]] && cat "$pidfile"
-}
-
-free_port() {
-	local i p
-	for i in $(seq 0 199); do
-		p=$((20000 + (RANDOM + i * 89) % 30000))
-		if command -v ss >/dev/null 2>&1 && [[ -n "$(ss -Htln "sport = :$p" 2>/dev/null)" ]]; then
-			continue
-		fi
-		if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			continue
-		fi
-		echo "$p"
-		return 0
-	done
-	die "no free port found"
-}
-
-listening() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
 
 # setting FILE VALUE: the value kept from the first start, else VALUE (kept now).
 setting() {
@@ -119,15 +86,10 @@ write_users() {
 }
 
 cmd_start() {
-	local pid
-	pid="$(current_pid || true)"
-	if alive "$pid"; then
-		echo "oidc-ctl: already running (pid $pid)"
-		return 0
-	fi
+	! ctl_already_running "$pidfile" || return 0
 	cmd_install
 	mkdir -p "$base"
-	[[ -s "$portfile" ]] || free_port >"$portfile"
+	[[ -s "$portfile" ]] || ctl_free_port >"$portfile"
 	[[ -s "$users" ]] || write_users
 	local port id secret redirect
 	port="$(cat "$portfile")"
@@ -135,67 +97,14 @@ cmd_start() {
 	secret="$(setting client-secret "${CARDHOUR_TEST_OIDC_CLIENT_SECRET:-cardhour-oidc-$RANDOM$RANDOM$RANDOM}")"
 	redirect="$(setting redirect "${CARDHOUR_TEST_OIDC_REDIRECT:-http://127.0.0.1:*/login/oidc/callback}")"
 	chmod 600 "$base/client-secret"
-	# setsid: a Ctrl-C aimed at the tests must not kill it before the trap
-	# stops it. All streams on the log, so no caller waits on its pipes.
-	setsid "$bin" -addr "127.0.0.1:$port" -issuer "http://127.0.0.1:$port" \
-		-client-id "$id" -client-secret "$secret" -redirect "$redirect" -users "$users" \
-		</dev/null >>"$log" 2>&1 &
-	local launched=$!
-	echo "$launched" >"$pidfile"
-	local i
-	for i in $(seq 1 100); do
-		if listening "$port"; then
-			echo "oidc-ctl: issuer http://127.0.0.1:$port, client $id (pid $launched)"
-			return 0
-		fi
-		if ! alive "$launched"; then
-			tail -n 30 "$log" >&2 || true
-			die "oidcprovider exited during start-up"
-		fi
-		sleep 0.2
-	done
-	kill -TERM "$launched" 2>/dev/null || true
-	tail -n 30 "$log" >&2 || true
-	die "oidcprovider did not listen on 127.0.0.1:$port within 20 s"
+	ctl_launch "$pidfile" "$log" "$bin" -addr "127.0.0.1:$port" -issuer "http://127.0.0.1:$port" \
+		-client-id "$id" -client-secret "$secret" -redirect "$redirect" -users "$users"
+	ctl_wait_started oidcprovider "$ctl_launched" "$log" 20 "$port"
+	ctl_say "issuer http://127.0.0.1:$port, client $id (pid $ctl_launched)"
 }
 
-cmd_stop() {
-	local pid
-	pid="$(current_pid || true)"
-	if ! alive "$pid"; then
-		echo "oidc-ctl: not running"
-		return 0
-	fi
-	kill -TERM "$pid" 2>/dev/null || true
-	local i
-	for i in $(seq 1 100); do
-		alive "$pid" || break
-		sleep 0.1
-	done
-	if alive "$pid"; then
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
-	rm -f "$pidfile"
-	echo "oidc-ctl: stopped (pid $pid)"
+describe() {
+	echo "issuer http://127.0.0.1:$(cat "$portfile")"
 }
 
-cmd_status() {
-	local pid
-	pid="$(current_pid || true)"
-	if alive "$pid"; then
-		echo "oidc-ctl: issuer http://127.0.0.1:$(cat "$portfile") (pid $pid)"
-	else
-		echo "oidc-ctl: not running"
-		return 1
-	fi
-}
-
-case "${1:-}" in
-start) cmd_start ;;
-stop) cmd_stop ;;
-status) cmd_status ;;
-*)
-	echo "usage: $0 install|start|stop|status" >&2
-	exit 2
-	;;
-esac
+ctl_main "$pidfile" "install|start|stop|status" "${1:-}"

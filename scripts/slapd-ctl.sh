@@ -20,19 +20,14 @@
 # memberOf in step with the groupOfNames entries, as Active Directory does.
 set -euo pipefail
 
-# slapd, slapadd and slappasswd live in /usr/sbin, which a non-root PATH may lack.
-case ":$PATH:" in
-*:/usr/sbin:*) ;;
-*) PATH="$PATH:/usr/sbin" ;;
-esac
+ctl_prefix=slapd-ctl
+# shellcheck source=scripts/ctl-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ctl-lib.sh"
+# slapd, slapadd and slappasswd live in /usr/sbin.
+ctl_path_sbin
 
 SUFFIX="dc=cardhour,dc=test"
 ROOTDN="cn=admin,$SUFFIX"
-
-die() {
-	echo "slapd-ctl: $*" >&2
-	exit 1
-}
 
 cmd_install() {
 	if command -v slapd >/dev/null 2>&1 && command -v ldapadd >/dev/null 2>&1; then
@@ -51,47 +46,12 @@ cmd_install() {
 	exit 0
 }
 
-[[ -n "${CARDHOUR_TEST_SLAPD_DIR:-}" ]] || die "CARDHOUR_TEST_SLAPD_DIR is not set (run under scripts/testenv.sh)"
-base="$CARDHOUR_TEST_SLAPD_DIR"
+base="$(ctl_need_dir CARDHOUR_TEST_SLAPD_DIR)"
 pidfile="$base/slapd.pid"
 ldapfile="$base/ldap-port"
 ldapsfile="$base/ldaps-port"
 log="$base/slapd.log"
 ldif="${CARDHOUR_TEST_LDAP_LDIF:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/e2e/testdata/directory.ldif}"
-
-alive() {
-	local pid="$1" state
-	[[ -n "$pid" && -r "/proc/$pid/stat" ]] || return 1
-	state="$(sed 's/^.*) //' "/proc/$pid/stat" | cut -d' ' -f1)" || return 1
-	[[ "$state" != Z && "$state" != X ]]
-}
-
-current_pid() {
-	[[ -s "$pidfile" ]] && cat "$pidfile"
-}
-
-free_port() {
-	local i p
-	for i in $(seq 0 199); do
-		p=$((20000 + (RANDOM + i * 83) % 30000))
-		if [[ "$p" == "${1:-}" ]]; then
-			continue
-		fi
-		if command -v ss >/dev/null 2>&1 && [[ -n "$(ss -Htln "sport = :$p" 2>/dev/null)" ]]; then
-			continue
-		fi
-		if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			continue
-		fi
-		echo "$p"
-		return 0
-	done
-	die "no free port found"
-}
-
-listening() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
 
 # A CA and a server certificate for 127.0.0.1 and localhost, so StartTLS and
 # ldaps are verified by clients exactly as against a company's directory.
@@ -210,82 +170,28 @@ load_data() {
 }
 
 cmd_start() {
-	local pid
-	pid="$(current_pid || true)"
-	if alive "$pid"; then
-		echo "slapd-ctl: already running (pid $pid)"
-		return 0
-	fi
+	! ctl_already_running "$pidfile" || return 0
 	[[ -e "$base/slapd.d" ]] || cmd_init
-	[[ -s "$ldapfile" ]] || free_port >"$ldapfile"
-	[[ -s "$ldapsfile" ]] || free_port "$(cat "$ldapfile")" >"$ldapsfile"
+	[[ -s "$ldapfile" ]] || ctl_free_port >"$ldapfile"
+	[[ -s "$ldapsfile" ]] || ctl_free_port "$(cat "$ldapfile")" >"$ldapsfile"
 	local port sport
 	port="$(cat "$ldapfile")"
 	sport="$(cat "$ldapsfile")"
 	# -d keeps it in the foreground (so the recorded pid is slapd's); stats
 	# logs each connection and operation, which is what a failing test needs.
 	# Run as whoever runs the tests (root in CI): no -u, the files are theirs.
-	# setsid: a Ctrl-C aimed at the tests must not kill it before the trap stops it.
-	setsid slapd -F "$base/slapd.d" -h "ldap://127.0.0.1:$port/ ldaps://127.0.0.1:$sport/" -d stats \
-		</dev/null >>"$log" 2>&1 &
-	local launched=$!
-	echo "$launched" >"$pidfile"
-	local i
-	for i in $(seq 1 100); do
-		if listening "$port" && listening "$sport"; then
-			[[ -e "$base/loaded" ]] || load_data "$port"
-			echo "slapd-ctl: ldap://127.0.0.1:$port and ldaps://127.0.0.1:$sport (pid $launched)"
-			return 0
-		fi
-		if ! alive "$launched"; then
-			tail -n 30 "$log" >&2 || true
-			die "slapd exited during start-up"
-		fi
-		sleep 0.1
-	done
-	kill -TERM "$launched" 2>/dev/null || true
-	tail -n 30 "$log" >&2 || true
-	die "slapd did not listen on 127.0.0.1:$port and :$sport within 10 s"
+	ctl_launch "$pidfile" "$log" slapd -F "$base/slapd.d" -h "ldap://127.0.0.1:$port/ ldaps://127.0.0.1:$sport/" -d stats
+	ctl_wait_started slapd "$ctl_launched" "$log" 10 "$port" "$sport"
+	[[ -e "$base/loaded" ]] || load_data "$port"
+	ctl_say "ldap://127.0.0.1:$port and ldaps://127.0.0.1:$sport (pid $ctl_launched)"
 }
 
-cmd_stop() {
-	local pid
-	pid="$(current_pid || true)"
-	if ! alive "$pid"; then
-		echo "slapd-ctl: not running"
-		return 0
-	fi
-	kill -TERM "$pid" 2>/dev/null || true
-	local i
-	for i in $(seq 1 100); do
-		alive "$pid" || break
-		sleep 0.1
-	done
-	if alive "$pid"; then
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
-	rm -f "$pidfile"
-	echo "slapd-ctl: stopped (pid $pid)"
+describe() {
+	echo "ldap://127.0.0.1:$(cat "$ldapfile") and ldaps://127.0.0.1:$(cat "$ldapsfile")"
 }
 
-cmd_status() {
-	local pid
-	pid="$(current_pid || true)"
-	if alive "$pid"; then
-		echo "slapd-ctl: ldap://127.0.0.1:$(cat "$ldapfile") and ldaps://127.0.0.1:$(cat "$ldapsfile") (pid $pid)"
-	else
-		echo "slapd-ctl: not running"
-		return 1
-	fi
-}
-
-case "${1:-}" in
-init) cmd_init ;;
-start) cmd_start ;;
-stop) cmd_stop ;;
-status) cmd_status ;;
-*)
-	echo "usage: $0 install|init|start|stop|status" >&2
-	exit 2
-	;;
-esac
+if [[ "${1:-}" == init ]]; then
+	cmd_init
+else
+	ctl_main "$pidfile" "install|init|start|stop|status" "${1:-}"
+fi

@@ -165,14 +165,53 @@ _testenv_path_sbin() {
 	esac
 }
 
-start_mariadb() {
-	_testenv_path_sbin
-	local ctl="$_testenv_dir/mariadb-ctl.sh"
-	_testenv_tmp="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-mariadb.XXXXXX")"
-	# Installed before anything can fail, so a half-started server is still stopped.
+# _testenv_instance VAR NAME: a fresh directory for service NAME, kept in
+# VAR, and the traps that stop everything, installed before anything can fail
+# so that a half-started service is still stopped.
+_testenv_instance() {
+	local dir
+	dir="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-$2.XXXXXX")"
+	printf -v "$1" '%s' "$dir"
 	trap _testenv_cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
+}
+
+# _testenv_start CTL WHAT PORTFILE...: CTL start, three tries; another
+# process may take a port between picking and binding, so each retry removes
+# the PORTFILEs and the ctl picks again.
+_testenv_start() {
+	local ctl="$1" what="$2" try ports="other ports"
+	shift 2
+	(($# > 1)) || ports="another port"
+	for try in 1 2 3; do
+		if "$ctl" start; then
+			return 0
+		fi
+		((try < 3)) || return 1
+		echo "testenv: $what did not start, picking $ports" >&2
+		rm -f "$@"
+	done
+}
+
+# _testenv_stop VAR CTL DIRVAR WHAT [SUBDIR]: stops the service whose
+# directory VAR holds, with DIRVAR (the ctl's instance variable) set to that
+# directory plus SUBDIR, removes the directory and empties VAR. Idempotent:
+# the EXIT trap calls it even if a test already stopped the service, and
+# does nothing for a service never started.
+_testenv_stop() {
+	local dir="${!1}"
+	[[ -n "$dir" && -d "$dir" ]] || return 0
+	env "$3=$dir${5:-}" "$_testenv_dir/$2" stop || true
+	rm -rf "$dir"
+	printf -v "$1" '%s' ""
+	echo "testenv: $4 stopped, $dir removed"
+}
+
+start_mariadb() {
+	_testenv_path_sbin
+	local ctl="$_testenv_dir/mariadb-ctl.sh"
+	_testenv_instance _testenv_tmp mariadb
 
 	export CARDHOUR_TEST_MARIADB_DIR="$_testenv_tmp/data"
 	export CARDHOUR_TEST_MARIADB_CTL="$ctl"
@@ -213,14 +252,9 @@ start_mariadb() {
 	echo "testenv: MariaDB $(mariadbd --version | awk '{print $3}') on 127.0.0.1:$port (pid $CARDHOUR_TEST_MARIADB_PID, dir $_testenv_tmp)"
 }
 
-# Idempotent: the EXIT trap calls it even if a test already stopped the server.
+# Idempotent (see _testenv_stop).
 stop_mariadb() {
-	local dir="$_testenv_tmp"
-	[[ -n "$dir" && -d "$dir" ]] || return 0
-	CARDHOUR_TEST_MARIADB_DIR="$dir/data" "$_testenv_dir/mariadb-ctl.sh" stop || true
-	rm -rf "$dir"
-	_testenv_tmp=""
-	echo "testenv: MariaDB stopped, $dir removed"
+	_testenv_stop _testenv_tmp mariadb-ctl.sh CARDHOUR_TEST_MARIADB_DIR MariaDB /data
 }
 
 # versitygw: a real S3 server for the object storage suite, built from the Go
@@ -228,37 +262,20 @@ stop_mariadb() {
 start_versitygw() {
 	local ctl="$_testenv_dir/versitygw-ctl.sh"
 	"$ctl" install
-	_testenv_vgw="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-versitygw.XXXXXX")"
-	trap _testenv_cleanup EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
+	_testenv_instance _testenv_vgw versitygw
 	export CARDHOUR_TEST_VERSITYGW_DIR="$_testenv_vgw"
 	export CARDHOUR_TEST_VERSITYGW_CTL="$ctl"
 	export CARDHOUR_TEST_S3_ACCESS_KEY="cardhour-test"
 	export CARDHOUR_TEST_S3_SECRET_KEY="cardhour-test-secret-$RANDOM$RANDOM"
-	local try
-	for try in 1 2 3; do
-		if "$ctl" start; then
-			break
-		fi
-		((try < 3)) || return 1
-		echo "testenv: versitygw did not start, picking another port" >&2
-		rm -f "$_testenv_vgw/port"
-	done
+	_testenv_start "$ctl" versitygw "$_testenv_vgw/port" || return 1
 	local port
 	port="$(cat "$_testenv_vgw/port")"
 	export CARDHOUR_TEST_S3_ENDPOINT="http://127.0.0.1:$port"
 	echo "testenv: versitygw on $CARDHOUR_TEST_S3_ENDPOINT (dir $_testenv_vgw)"
 }
 
-# Idempotent, like stop_mariadb.
 stop_versitygw() {
-	local dir="$_testenv_vgw"
-	[[ -n "$dir" && -d "$dir" ]] || return 0
-	CARDHOUR_TEST_VERSITYGW_DIR="$dir" "$_testenv_dir/versitygw-ctl.sh" stop || true
-	rm -rf "$dir"
-	_testenv_vgw=""
-	echo "testenv: versitygw stopped, $dir removed"
+	_testenv_stop _testenv_vgw versitygw-ctl.sh CARDHOUR_TEST_VERSITYGW_DIR versitygw
 }
 
 # mailpit: a real SMTP server for the mail suite, built from the Go module
@@ -266,34 +283,17 @@ stop_versitygw() {
 start_mailpit() {
 	local ctl="$_testenv_dir/mailpit-ctl.sh"
 	"$ctl" install
-	_testenv_mailpit="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-mailpit.XXXXXX")"
-	trap _testenv_cleanup EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
+	_testenv_instance _testenv_mailpit mailpit
 	export CARDHOUR_TEST_MAILPIT_DIR="$_testenv_mailpit"
 	export CARDHOUR_TEST_MAILPIT_CTL="$ctl"
-	local try
-	for try in 1 2 3; do
-		if "$ctl" start; then
-			break
-		fi
-		((try < 3)) || return 1
-		echo "testenv: mailpit did not start, picking other ports" >&2
-		rm -f "$_testenv_mailpit/smtp-port" "$_testenv_mailpit/http-port"
-	done
+	_testenv_start "$ctl" mailpit "$_testenv_mailpit/smtp-port" "$_testenv_mailpit/http-port" || return 1
 	export CARDHOUR_TEST_SMTP_ADDR="127.0.0.1:$(cat "$_testenv_mailpit/smtp-port")"
 	export CARDHOUR_TEST_MAILPIT_URL="http://127.0.0.1:$(cat "$_testenv_mailpit/http-port")"
 	echo "testenv: mailpit SMTP on $CARDHOUR_TEST_SMTP_ADDR, API on $CARDHOUR_TEST_MAILPIT_URL (dir $_testenv_mailpit)"
 }
 
-# Idempotent, like stop_mariadb.
 stop_mailpit() {
-	local dir="$_testenv_mailpit"
-	[[ -n "$dir" && -d "$dir" ]] || return 0
-	CARDHOUR_TEST_MAILPIT_DIR="$dir" "$_testenv_dir/mailpit-ctl.sh" stop || true
-	rm -rf "$dir"
-	_testenv_mailpit=""
-	echo "testenv: mailpit stopped, $dir removed"
+	_testenv_stop _testenv_mailpit mailpit-ctl.sh CARDHOUR_TEST_MAILPIT_DIR mailpit
 }
 
 # A three-node Galera cluster (scripts/galera-ctl.sh) for the multi-primary
@@ -306,10 +306,7 @@ start_galera() {
 	fi
 	_testenv_path_sbin
 	local ctl="$_testenv_dir/galera-ctl.sh"
-	_testenv_galera="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-galera.XXXXXX")"
-	trap _testenv_cleanup EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
+	_testenv_instance _testenv_galera galera
 	# The nodes run as mysql under root (rsync SST refuses root): the
 	# directory, 0700 from mktemp, must be theirs.
 	if [[ "$(id -u)" == 0 ]]; then
@@ -340,47 +337,24 @@ start_galera() {
 	echo "testenv: Galera cluster $CARDHOUR_TEST_GALERA (dir $_testenv_galera)"
 }
 
-# Idempotent, like stop_mariadb.
 stop_galera() {
-	local dir="$_testenv_galera"
-	[[ -n "$dir" && -d "$dir" ]] || return 0
-	CARDHOUR_TEST_GALERA_DIR="$dir" "$_testenv_dir/galera-ctl.sh" stop || true
-	rm -rf "$dir"
-	_testenv_galera=""
-	echo "testenv: Galera stopped, $dir removed"
+	_testenv_stop _testenv_galera galera-ctl.sh CARDHOUR_TEST_GALERA_DIR Galera
 }
 
 # redis-server: the replicas' shared live state (cluster/), Debian's package
 # (see scripts/redis-ctl.sh).
 start_redis() {
 	local ctl="$_testenv_dir/redis-ctl.sh"
-	_testenv_redis="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-redis.XXXXXX")"
-	trap _testenv_cleanup EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
+	_testenv_instance _testenv_redis redis
 	export CARDHOUR_TEST_REDIS_DIR="$_testenv_redis"
 	export CARDHOUR_TEST_REDIS_CTL="$ctl"
-	local try
-	for try in 1 2 3; do
-		if "$ctl" start; then
-			break
-		fi
-		((try < 3)) || return 1
-		echo "testenv: redis-server did not start, picking another port" >&2
-		rm -f "$_testenv_redis/port"
-	done
+	_testenv_start "$ctl" redis-server "$_testenv_redis/port" || return 1
 	export CARDHOUR_TEST_REDIS="redis://127.0.0.1:$(cat "$_testenv_redis/port")/0"
 	echo "testenv: redis-server on $CARDHOUR_TEST_REDIS (dir $_testenv_redis)"
 }
 
-# Idempotent, like stop_mariadb.
 stop_redis() {
-	local dir="$_testenv_redis"
-	[[ -n "$dir" && -d "$dir" ]] || return 0
-	CARDHOUR_TEST_REDIS_DIR="$dir" "$_testenv_dir/redis-ctl.sh" stop || true
-	rm -rf "$dir"
-	_testenv_redis=""
-	echo "testenv: redis-server stopped, $dir removed"
+	_testenv_stop _testenv_redis redis-ctl.sh CARDHOUR_TEST_REDIS_DIR redis-server
 }
 
 # slapd: the company directory of the LDAP suites, Debian's package run from
@@ -389,22 +363,11 @@ stop_redis() {
 start_slapd() {
 	_testenv_path_sbin
 	local ctl="$_testenv_dir/slapd-ctl.sh"
-	_testenv_slapd="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-slapd.XXXXXX")"
-	trap _testenv_cleanup EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
+	_testenv_instance _testenv_slapd slapd
 	export CARDHOUR_TEST_SLAPD_DIR="$_testenv_slapd"
 	export CARDHOUR_TEST_LDAP_CTL="$ctl"
 	"$ctl" init
-	local try
-	for try in 1 2 3; do
-		if "$ctl" start; then
-			break
-		fi
-		((try < 3)) || return 1
-		echo "testenv: slapd did not start, picking other ports" >&2
-		rm -f "$_testenv_slapd/ldap-port" "$_testenv_slapd/ldaps-port"
-	done
+	_testenv_start "$ctl" slapd "$_testenv_slapd/ldap-port" "$_testenv_slapd/ldaps-port" || return 1
 	export CARDHOUR_TEST_LDAP_URL="ldap://127.0.0.1:$(cat "$_testenv_slapd/ldap-port")"
 	export CARDHOUR_TEST_LDAPS_URL="ldaps://127.0.0.1:$(cat "$_testenv_slapd/ldaps-port")"
 	export CARDHOUR_TEST_LDAP_CA="$_testenv_slapd/ca.pem"
@@ -418,14 +381,8 @@ start_slapd() {
 	echo "testenv: slapd on $CARDHOUR_TEST_LDAP_URL and $CARDHOUR_TEST_LDAPS_URL (dir $_testenv_slapd)"
 }
 
-# Idempotent, like stop_mariadb.
 stop_slapd() {
-	local dir="$_testenv_slapd"
-	[[ -n "$dir" && -d "$dir" ]] || return 0
-	CARDHOUR_TEST_SLAPD_DIR="$dir" "$_testenv_dir/slapd-ctl.sh" stop || true
-	rm -rf "$dir"
-	_testenv_slapd=""
-	echo "testenv: slapd stopped, $dir removed"
+	_testenv_stop _testenv_slapd slapd-ctl.sh CARDHOUR_TEST_SLAPD_DIR slapd
 }
 
 # An OpenID Connect provider for the company-login suites, built from
@@ -433,37 +390,20 @@ stop_slapd() {
 start_oidc() {
 	local ctl="$_testenv_dir/oidc-ctl.sh"
 	"$ctl" install
-	_testenv_oidc="$(mktemp -d "${TMPDIR:-/tmp}/cardhour-oidc.XXXXXX")"
-	trap _testenv_cleanup EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
+	_testenv_instance _testenv_oidc oidc
 	export CARDHOUR_TEST_OIDC_DIR="$_testenv_oidc"
 	export CARDHOUR_TEST_OIDC_CTL="$ctl"
 	export CARDHOUR_TEST_OIDC_CLIENT_ID="cardhour-test"
 	export CARDHOUR_TEST_OIDC_CLIENT_SECRET="cardhour-oidc-secret-$RANDOM$RANDOM"
 	export CARDHOUR_TEST_OIDC_REDIRECT="http://127.0.0.1:*/login/oidc/callback"
-	local try
-	for try in 1 2 3; do
-		if "$ctl" start; then
-			break
-		fi
-		((try < 3)) || return 1
-		echo "testenv: the OIDC provider did not start, picking another port" >&2
-		rm -f "$_testenv_oidc/port"
-	done
+	_testenv_start "$ctl" "the OIDC provider" "$_testenv_oidc/port" || return 1
 	export CARDHOUR_TEST_OIDC_ISSUER="http://127.0.0.1:$(cat "$_testenv_oidc/port")"
 	export CARDHOUR_TEST_OIDC_USERS="$_testenv_oidc/users.json"
 	echo "testenv: OIDC provider $CARDHOUR_TEST_OIDC_ISSUER (dir $_testenv_oidc)"
 }
 
-# Idempotent, like stop_mariadb.
 stop_oidc() {
-	local dir="$_testenv_oidc"
-	[[ -n "$dir" && -d "$dir" ]] || return 0
-	CARDHOUR_TEST_OIDC_DIR="$dir" "$_testenv_dir/oidc-ctl.sh" stop || true
-	rm -rf "$dir"
-	_testenv_oidc=""
-	echo "testenv: OIDC provider stopped, $dir removed"
+	_testenv_stop _testenv_oidc oidc-ctl.sh CARDHOUR_TEST_OIDC_DIR "OIDC provider"
 }
 
 export_chrome() {
