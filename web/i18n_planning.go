@@ -120,6 +120,7 @@ var planningMessages = map[string][2]string{
 	"plan.cal.lead":             {"把预约订阅进常用日历（Outlook、Apple 日历、Google 日历、钉钉、飞书）：过去 30 天和未来 90 天的预约，随预约变化自动更新。", "Subscribe to bookings in your calendar (Outlook, Apple Calendar, Google Calendar, DingTalk, Feishu): the last 30 days and the next 90, updated as bookings change."},
 	"plan.cal.once":             {"订阅地址只显示这一次，请立即复制；地址即凭据，不要外发。再次生成会使旧地址失效。", "The URL is shown only this once: copy it now. The URL is the credential; do not share it. Issuing again revokes the old one."},
 	"plan.cal.subscribe":        {"在日历应用中打开", "Open in a calendar app"},
+	"plan.cal.needs_base":       {"门户未设置公网地址（CARDHOUR_BASE_URL）：把门户的地址（如 https://gpu.example.cn）加在上面的路径前再填入日历应用；请管理员设置后，这里会给出完整地址。", "The portal has no public URL (CARDHOUR_BASE_URL): put the portal's address (e.g. https://gpu.example.cn) before the path above in your calendar app; once an admin sets it, this page gives the whole URL."},
 	"plan.cal.mine":             {"我的预约", "My bookings"},
 	"plan.cal.mine_help":        {"你本人提交的所有预约。", "Every booking you made."},
 	"plan.cal.team":             {"团队预约", "Team bookings"},

@@ -89,9 +89,23 @@ func (a *Area) createCalendarFeedForm(c echo.Context) error {
 		}
 		return err
 	}
-	host := c.Request().Host
-	feed := &web.CalendarFeedShown{Label: label, URL: c.Scheme() + "://" + host + "/ical/" + secret, Webcal: "webcal://" + host + "/ical/" + secret}
+	feed := feedURLs(a.Config.BaseURL, secret)
+	feed.Label = label
 	return a.renderCalendar(c, http.StatusOK, feed, "")
+}
+
+// feedURLs are where a calendar app fetches the feed: under the
+// configured public URL, never the request's Host header — that is the
+// client's word, and a feed URL built from it would hand the secret to
+// whichever host a crafted request or a proxy named. Without
+// CARDHOUR_BASE_URL the page shows the path and says what to put before it.
+func feedURLs(base, secret string) *web.CalendarFeedShown {
+	path := "/ical/" + secret
+	if base == "" {
+		return &web.CalendarFeedShown{URL: path, NeedsBase: true}
+	}
+	webcal := "webcal://" + strings.TrimPrefix(strings.TrimPrefix(base, "https://"), "http://") + path
+	return &web.CalendarFeedShown{URL: base + path, Webcal: webcal}
 }
 
 // icalFeed serves a feed as text/calendar. The secret in the URL is the

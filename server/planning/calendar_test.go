@@ -89,3 +89,29 @@ func teamFeedStopsWithItsCreatorsAccess(t *testing.T, e *env) {
 	}
 	plnStatus(t, anon.Get(byManager), http.StatusNotFound, "an older team feed whose creator left")
 }
+
+// TestFeedURLIsNeverTheRequestsHost: the feed URL shown once is built
+// from CARDHOUR_BASE_URL; a request naming another host does not put that
+// host (which would receive the secret) into it.
+func TestFeedURLIsNeverTheRequestsHost(t *testing.T) {
+	t.Parallel()
+	for _, base := range []string{"", "https://gpu.example.cn"} {
+		e := servertest.New(t, servertest.Options{Vars: map[string]string{"CARDHOUR_BASE_URL": base}})
+		c := e.LoggedIn(store.RoleMember)
+		csrf := c.CSRF()
+		res := c.Do(http.MethodPost, "/calendar/feeds", strings.NewReader(url.Values{"_csrf": {csrf}, "team": {"0"}}.Encode()),
+			http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "Host": {"evil.example"}, "X-Forwarded-Host": {"evil.example"}})
+		plnStatus(t, res, http.StatusOK, "POST /calendar/feeds")
+		doc := res.Doc(t)
+		shown := strings.TrimSpace(doc.Find(`[data-testid=feed-url]`).Text()) + " " + doc.Find(`[data-testid=feed-webcal]`).AttrOr("href", "")
+		if strings.Contains(shown, "evil.example") || strings.Contains(shown, "127.0.0.1") {
+			t.Errorf("base %q: the feed URL names the request's host: %s", base, shown)
+		}
+		if base != "" && !strings.HasPrefix(shown, base+"/ical/chc_") {
+			t.Errorf("base %q: feed URL %q", base, shown)
+		}
+		if base == "" && (!strings.HasPrefix(shown, "/ical/chc_") || doc.Find(`[data-testid=feed-needs-base]`).Length() != 1) {
+			t.Errorf("without a base URL the page shows %q and no hint", shown)
+		}
+	}
+}
