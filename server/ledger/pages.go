@@ -22,17 +22,18 @@ import (
 // ledgerMonth reads ?month= (YYYY-MM); when absent, the latest month in
 // which a round of the viewer's teams ended (this month when none has), so
 // that the page opens on figures rather than on an empty month. A month
-// that does not parse is reported and this month shown instead.
+// that does not parse is reported and this month shown instead. It first
+// brings the ledger up to date, once for the page: rounds that ended since
+// the last pass count (the one just released makes this month the latest,
+// and is on the page).
 func (a *Area) ledgerMonth(c echo.Context) (month, problem string, err error) {
+	if err := a.Store.CatchUpLedger(c.Request().Context(), a.Config.TZ); err != nil {
+		return "", "", err
+	}
 	month = strings.TrimSpace(c.QueryParam("month"))
 	if month == "" {
 		teams, err := scope.Teams(c, a.Store)
 		if err != nil {
-			return "", "", err
-		}
-		// Rounds that ended since the last pass count: the one just
-		// released makes this month the latest.
-		if err := a.Store.CatchUpLedger(c.Request().Context(), a.Config.TZ); err != nil {
 			return "", "", err
 		}
 		latest, err := a.Store.LatestLedgerMonth(c.Request().Context(), a.Config.TZ, teams)
@@ -91,9 +92,6 @@ func (a *Area) ledgerPage(c echo.Context) error {
 	}
 	if d.Mine {
 		f.UserID = request.User(c).ID
-	}
-	if err := a.Store.CatchUpLedger(ctx, a.Config.TZ); err != nil {
-		return err
 	}
 	rounds, err := a.Store.FindLedgerRounds(ctx, f)
 	if err != nil {

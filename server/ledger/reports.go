@@ -89,9 +89,6 @@ func (a *Area) monthlyReportPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := a.Store.CatchUpLedger(c.Request().Context(), a.Config.TZ); err != nil {
-		return err
-	}
 	rep, err := a.Store.MonthlyReport(c.Request().Context(), a.Config.TZ, month, sc)
 	if err != nil {
 		return err
