@@ -3,7 +3,6 @@ package booking
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"cardhour/errs"
 	"cardhour/money"
 	"cardhour/schedule"
+	"cardhour/server/bookingview"
 	"cardhour/server/request"
 	"cardhour/server/response"
 	"cardhour/server/scope"
@@ -373,43 +373,13 @@ func (a *Area) previewBookingForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := web.BookingPreviewProps{
-		Task: taskBrief(pv.Task, usage[pv.Task.ID], teams[pv.Task.TeamID]), CardTypeName: pv.CardType.Name, Count: req.Count,
-		Start: pv.Start, End: pv.End, Kind: pv.Kind, CardHours: schedule.CardHours(pv.CardSeconds),
-		PriceFen: pv.CardType.PriceFen, CostFen: pv.CostFen, QuotaOverride: pv.QuotaOverride,
-		FreeCards: pv.FreeCards, TotalCards: pv.TotalCards, Placed: pv.Placed, Preempts: pv.Preempts, WaitReason: pv.WaitReason,
-	}
-	v.OverEstimate = v.CardHours > v.Task.RemainingHours+1e-9
-	a.warnVRAM(&v, pv.CardType.VRAMGiB)
-	v.Action = "/booking"
-	start := pv.Start
-	quotas, err := a.Store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{pv.Task.TeamID}, CardTypeID: pv.CardType.ID, ActiveAt: &start})
+	v, err := bookingview.Preview(ctx, a.Store, pv, taskBrief(pv.Task, usage[pv.Task.ID], teams[pv.Task.TeamID]), req.Count, a.Config.Headroom, "/booking")
 	if err != nil {
 		return err
 	}
-	if len(quotas) > 0 {
-		q := quotas[0]
-		v.HasQuota, v.QuotaLeftHours, v.QuotaExpires = true, q.RemainingHour, q.ExpiresAt
-		v.QuotaAfterHours = q.RemainingHour - v.CardHours
-	}
-	back := url.Values{}
-	for _, k := range bookingFormFields {
-		if val := f.Value(k); val != "" {
-			v.Hidden = append(v.Hidden, web.Hidden{Name: k, Value: val})
-			back.Set(k, val)
-		}
-	}
+	back := bookingview.KeepForm(&v, f, bookingFormFields)
 	v.EditURL = "/booking/new?" + back.Encode()
 	return response.Render(c, http.StatusOK, web.BookingPreviewPage(a.Pages.Page(c, "bkpreview.title", "booking"), v))
-}
-
-// warnVRAM sets the preview's warning when its count of the type does
-// not carry the task's VRAM need with the headroom kept (schedule's rule,
-// the one the form sizes the count by).
-func (a *Area) warnVRAM(v *web.BookingPreviewProps, vramGiB int) {
-	if ok, needed := schedule.HoldsVRAM(v.Task.VRAMGiB, vramGiB, v.Count, a.Config.Headroom); !ok && needed > 0 {
-		v.VRAMNeeded, v.CardVRAMGiB, v.HeadroomPct = needed, vramGiB, int(a.Config.Headroom*100+0.5)
-	}
 }
 
 // createBookingForm makes the booking the preview showed.

@@ -3,7 +3,6 @@ package planning
 import (
 	"math"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"cardhour/errs"
 	"cardhour/schedule"
+	"cardhour/server/bookingview"
 	"cardhour/server/request"
 	"cardhour/server/response"
 	"cardhour/server/scope"
@@ -320,35 +320,13 @@ func (a *Area) previewTemplateForm(c echo.Context) error {
 		return err
 	}
 	task := pv.Task
-	v := web.BookingPreviewProps{
-		Task: web.TaskBrief{Name: task.Name, TeamName: teams[task.TeamID], Priority: task.Priority, Readiness: task.DataReadiness,
-			VRAMGiB: task.VRAMGiB, Precision: task.Precision, EstimateHours: task.EstimateCardHours(), RemainingHours: task.EstimateCardHours()},
-		CardTypeName: pv.CardType.Name, Count: t.CardCount, Start: pv.Start, End: pv.End, Kind: pv.Kind,
-		CardHours: schedule.CardHours(pv.CardSeconds), PriceFen: pv.CardType.PriceFen, CostFen: pv.CostFen, QuotaOverride: pv.QuotaOverride,
-		FreeCards: pv.FreeCards, TotalCards: pv.TotalCards, Placed: pv.Placed, Preempts: pv.Preempts, WaitReason: pv.WaitReason,
-		Action: "/templates/" + strconv.FormatInt(t.ID, 10) + "/use",
-	}
-	v.OverEstimate = v.CardHours > v.Task.RemainingHours+1e-9
-	// The same sizing rule as the booking form's warning (schedule's).
-	if ok, needed := schedule.HoldsVRAM(task.VRAMGiB, pv.CardType.VRAMGiB, t.CardCount, a.Config.Headroom); !ok && needed > 0 {
-		v.VRAMNeeded, v.CardVRAMGiB, v.HeadroomPct = needed, pv.CardType.VRAMGiB, int(a.Config.Headroom*100+0.5)
-	}
-	quotas, err := a.Store.FindQuotas(ctx, store.QuotaFilter{TeamIDs: []int64{task.TeamID}, CardTypeID: pv.CardType.ID, ActiveAt: &pv.Start})
+	brief := web.TaskBrief{Name: task.Name, TeamName: teams[task.TeamID], Priority: task.Priority, Readiness: task.DataReadiness,
+		VRAMGiB: task.VRAMGiB, Precision: task.Precision, EstimateHours: task.EstimateCardHours(), RemainingHours: task.EstimateCardHours()}
+	v, err := bookingview.Preview(ctx, a.Store, pv, brief, t.CardCount, a.Config.Headroom, "/templates/"+strconv.FormatInt(t.ID, 10)+"/use")
 	if err != nil {
 		return err
 	}
-	if len(quotas) > 0 {
-		q := quotas[0]
-		v.HasQuota, v.QuotaLeftHours, v.QuotaExpires = true, q.RemainingHour, q.ExpiresAt
-		v.QuotaAfterHours = q.RemainingHour - v.CardHours
-	}
-	back := url.Values{}
-	for _, k := range templateUseFields {
-		if val := f.Value(k); val != "" {
-			v.Hidden = append(v.Hidden, web.Hidden{Name: k, Value: val})
-			back.Set(k, val)
-		}
-	}
+	back := bookingview.KeepForm(&v, f, templateUseFields)
 	v.EditURL = "/templates/" + strconv.FormatInt(t.ID, 10) + "?" + back.Encode() + "#use"
 	return response.Render(c, http.StatusOK, web.BookingPreviewPage(a.Pages.Page(c, "bkpreview.title", "booking"), v))
 }
