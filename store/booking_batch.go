@@ -49,20 +49,37 @@ import (
 const maxBatch = 64
 
 type bookingJob struct {
-	ctx   context.Context
-	req   BookingRequest
-	party *bookingParty
-	res   *BookingResult
-	err   error
+	ctx context.Context
+	req BookingRequest
+	// party is read with the others of the batch (readParties) unless the
+	// caller gives it; partyErr is the request's refusal found there.
+	party    *bookingParty
+	partyErr error
+	res      *BookingResult
+	err      error
 	// done is closed when res and err are set; only then may the client
 	// read them.
 	done chan struct{}
 }
 
-// bookingBatches holds one queue per card type.
+// bookingBatches holds one queue per card type, as the requests give it:
+// by id, or by name (its id is read with the batch's parties), so that
+// one query reads the parties of a batch.
 type bookingBatches struct {
 	mu     sync.Mutex
-	byType map[int64]*bookingQueue
+	byType map[queueKey]*bookingQueue
+}
+
+type queueKey struct {
+	id   int64
+	name string // when id is 0
+}
+
+func queueKeyOf(req BookingRequest) queueKey {
+	if req.CardTypeID != 0 {
+		return queueKey{id: req.CardTypeID}
+	}
+	return queueKey{name: req.CardTypeName}
 }
 
 type bookingQueue struct {
@@ -71,16 +88,16 @@ type bookingQueue struct {
 	leading bool // a job is running a batch of this type
 }
 
-func (bb *bookingBatches) queue(typeID int64) *bookingQueue {
+func (bb *bookingBatches) queue(key queueKey) *bookingQueue {
 	bb.mu.Lock()
 	defer bb.mu.Unlock()
 	if bb.byType == nil {
-		bb.byType = map[int64]*bookingQueue{}
+		bb.byType = map[queueKey]*bookingQueue{}
 	}
-	q := bb.byType[typeID]
+	q := bb.byType[key]
 	if q == nil {
 		q = &bookingQueue{}
-		bb.byType[typeID] = q
+		bb.byType[key] = q
 	}
 	return q
 }
@@ -88,7 +105,7 @@ func (bb *bookingBatches) queue(typeID int64) *bookingQueue {
 // submit returns j's result when it has one, or an unavailable error when
 // j's context ends first.
 func (bb *bookingBatches) submit(s *Store, j *bookingJob) (*BookingResult, error) {
-	q := bb.queue(j.req.CardTypeID)
+	q := bb.queue(queueKeyOf(j.req))
 	q.mu.Lock()
 	q.waiting = append(q.waiting, j)
 	idle := !q.leading
@@ -183,6 +200,21 @@ func (s *Store) runBookingBatch(q *bookingQueue, batch []*bookingJob) {
 	// one before too.
 	ctx, cancel := batchContext(live)
 	defer cancel()
+	// The parties, before the lock as each request's own read was: one
+	// query for the batch. Those that join it have theirs read under the
+	// lock, again one query (writeJobs).
+	if err := s.readParties(s.read(ctx), createBookingOp, live); err != nil {
+		for _, j := range live {
+			j.res, j.err = nil, err
+		}
+		return
+	}
+	if live = withParties(live); len(live) == 0 {
+		return
+	}
+	// The cards of every booking placed are named in one query after the
+	// commit, whichever way it went.
+	defer s.nameJobs(ctx, &live)
 	err := s.tx(ctx, createBookingOp, func(tx *gorm.DB) error {
 		return s.writeJobs(tx, &live, func(more *[]*bookingJob) {
 			for _, j := range q.join(&batch) {
@@ -205,6 +237,17 @@ func (s *Store) runBookingBatch(q *bookingQueue, batch []*bookingJob) {
 			j.res, j.err = nil, err
 		}
 	}
+}
+
+// nameJobs names the cards of the jobs' bookings, one query for all.
+func (s *Store) nameJobs(ctx context.Context, jobs *[]*bookingJob) {
+	var views []*BookingView
+	for _, j := range *jobs {
+		if j.err == nil && j.res != nil {
+			views = append(views, j.res.View)
+		}
+	}
+	s.nameAssigned(ctx, views...)
 }
 
 // batchContext is the context of a batch's transaction: no client's
@@ -252,6 +295,17 @@ func (s *Store) writeJobs(tx *gorm.DB, jobs *[]*bookingJob, join func(*[]*bookin
 			break
 		}
 		j := (*jobs)[i]
+		if j.party == nil && j.partyErr == nil {
+			// Joined, or alone after its batch failed: read with the
+			// others still without one.
+			if err := s.readParties(tx, createBookingOp, (*jobs)[i:]); err != nil {
+				return err
+			}
+		}
+		if j.partyErr != nil {
+			j.res, j.err = nil, j.partyErr
+			continue
+		}
 		res, refused, err := s.writeBookingAs(tx, j)
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"math"
 	"time"
 
@@ -53,30 +54,76 @@ func (s *Store) lockCardTypeMySQL(tx *gorm.DB, id int64, ct *CardType) error {
 		from = b.gen
 	}
 	s.books.mu.Unlock()
-	var rows []lockedTypeRow
-	if err := tx.Raw(lockTypeSQL, from, id).Scan(&rows).Error; err != nil {
+	rows, err := tx.Raw(lockTypeSQL, from, id).Rows()
+	if err != nil {
 		return err
 	}
-	if len(rows) == 0 {
+	defer func() { _ = rows.Close() }()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
 		return errs.E(errs.NotFound, op, "cardtype.not_found")
 	}
-	gen := rows[0].BookingGen + 1
+	var first lockedTypeRow
+	if err := tx.ScanRows(rows, &first); err != nil {
+		return err
+	}
+	gen := first.BookingGen + 1
 	tn := noteLocked(tx, id, gen)
 	tn.bump = true
-	c := rows[0].CardType
+	c := first.CardType
 	*ct, tn.cardType = c, &c
 	if from != math.MaxInt64 {
 		tn.hasPrefetch, tn.prefetchFrom, tn.prefetched = true, from, nil
-		for _, r := range rows {
-			if r.LGen == nil {
-				continue
+		r := &first
+		dest, err := logColumns(rows, r)
+		if err != nil {
+			return err
+		}
+		for {
+			if r.LGen != nil {
+				tn.prefetched = append(tn.prefetched, bookChange{CardTypeID: id, Generation: *r.LGen, Seq: deref(r.LSeq),
+					Kind: deref(r.LKind), BookingID: deref(r.LBooking), CardID: deref(r.LCard), TeamID: deref(r.LTeam),
+					Priority: deref(r.LPriority), StartAt: r.LStart, EndAt: r.LEnd, QuotaID: deref(r.LQuota), Delta: deref(r.LDelta)})
 			}
-			tn.prefetched = append(tn.prefetched, bookChange{CardTypeID: id, Generation: *r.LGen, Seq: deref(r.LSeq),
-				Kind: deref(r.LKind), BookingID: deref(r.LBooking), CardID: deref(r.LCard), TeamID: deref(r.LTeam),
-				Priority: deref(r.LPriority), StartAt: r.LStart, EndAt: r.LEnd, QuotaID: deref(r.LQuota), Delta: deref(r.LDelta)})
+			if !rows.Next() {
+				break
+			}
+			// The next rows repeat the type's columns: only the log's are
+			// read (scanned by gorm, each row cost as much as the rest of
+			// the lock with several replicas).
+			*r = lockedTypeRow{}
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
 		}
 	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
 	return s.logLocked(tx, tn, id, gen)
+}
+
+// logColumns are the scan destinations of the lock's rows: r's log
+// fields for the log's columns, a discarded value for the type's.
+func logColumns(rows *sql.Rows, r *lockedTypeRow) ([]any, error) {
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]any{"l_generation": &r.LGen, "l_seq": &r.LSeq, "l_kind": &r.LKind, "l_booking_id": &r.LBooking,
+		"l_card_id": &r.LCard, "l_team_id": &r.LTeam, "l_priority": &r.LPriority, "l_start_at": &r.LStart,
+		"l_end_at": &r.LEnd, "l_quota_id": &r.LQuota, "l_delta": &r.LDelta}
+	dest := make([]any, len(cols))
+	for i, c := range cols {
+		if f, ok := fields[c]; ok {
+			dest[i] = f
+		} else {
+			dest[i] = new(sql.RawBytes)
+		}
+	}
+	return dest, nil
 }
 
 func deref[T any](p *T) T {

@@ -213,12 +213,19 @@ func (s *Store) fillCards(ctx context.Context, views []BookingView) error {
 	return nil
 }
 
-// nameAssigned gives a booking just placed its cards' hosts and indexes,
-// read after the commit: the placement itself knows the cards by id and
-// uuid only, and the card type's lock is not held for names. The booking
-// stands whatever this read does; a card it cannot name keeps its uuid.
-func (s *Store) nameAssigned(ctx context.Context, v *BookingView) {
-	if v == nil || len(v.Cards) == 0 {
+// nameAssigned gives bookings just placed their cards' hosts and indexes,
+// read after the commit, in one query: the placement itself knows the
+// cards by id and uuid only, and the card type's lock is not held for
+// names. The bookings stand whatever this read does; a card it cannot name
+// keeps its uuid.
+func (s *Store) nameAssigned(ctx context.Context, views ...*BookingView) {
+	var uuids []string
+	for _, v := range views {
+		if v != nil {
+			uuids = append(uuids, v.Cards...)
+		}
+	}
+	if len(uuids) == 0 {
 		return
 	}
 	var rows []struct {
@@ -227,19 +234,24 @@ func (s *Store) nameAssigned(ctx context.Context, v *BookingView) {
 		GPUIndex int `gorm:"column:gpu_index"`
 	}
 	err := s.read(ctx).Table("cards c").Select("c.uuid, h.name AS host_name, c.gpu_index").
-		Joins("JOIN hosts h ON h.id = c.host_id").Where("c.uuid IN ?", v.Cards).Scan(&rows).Error
+		Joins("JOIN hosts h ON h.id = c.host_id").Where("c.uuid IN ?", uuids).Scan(&rows).Error
 	named := map[string]AssignedCard{}
 	if err == nil {
 		for _, r := range rows {
 			named[r.UUID] = assignedCard(r.UUID, r.HostName, r.GPUIndex)
 		}
 	}
-	v.Assigned = make([]AssignedCard, 0, len(v.Cards))
-	for _, u := range v.Cards {
-		c, ok := named[u]
-		if !ok {
-			c = AssignedCard{UUID: u, Label: u}
+	for _, v := range views {
+		if v == nil || len(v.Cards) == 0 {
+			continue
 		}
-		v.Assigned = append(v.Assigned, c)
+		v.Assigned = make([]AssignedCard, 0, len(v.Cards))
+		for _, u := range v.Cards {
+			c, ok := named[u]
+			if !ok {
+				c = AssignedCard{UUID: u, Label: u}
+			}
+			v.Assigned = append(v.Assigned, c)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"gorm.io/gorm"
@@ -403,49 +402,18 @@ type bookingParty struct {
 
 // readBookingParty reads the actor, the task, its team's approval rule and
 // the actor's role in the team, in one query; and, when the request names
-// its card type, the type's id.
+// its card type, the type's id. A booking's own request has its party read
+// with the others of its batch (readParties).
 func (s *Store) readBookingParty(ctx context.Context, db *gorm.DB, op string, req *BookingRequest) (*bookingParty, error) {
-	u, err := actorUser(ctx, db, op)
-	if err != nil {
+	j := &bookingJob{ctx: ctx, req: *req}
+	if err := s.readParties(db, op, []*bookingJob{j}); err != nil {
 		return nil, err
 	}
-	var tt struct {
-		Task
-		TeamName         string
-		RequiresApproval bool
-		TeamRole         *string
-		NamedTypeID      *int64
+	if j.partyErr != nil {
+		return nil, j.partyErr
 	}
-	cols, args := "tasks.*, teams.name AS team_name, teams.requires_approval, m.role AS team_role", []any(nil)
-	if req.CardTypeID == 0 {
-		cols += ", (SELECT id FROM card_types WHERE name = ?) AS named_type_id"
-		args = append(args, req.CardTypeName)
-	}
-	err = db.Table("tasks").Select(cols, args...).
-		Joins("JOIN teams ON teams.id = tasks.team_id").
-		Joins("LEFT JOIN memberships m ON m.team_id = tasks.team_id AND m.user_id = ?", u.ID).
-		Where("tasks.id = ?", req.TaskID).Take(&tt).Error
-	if err != nil {
-		if e := translate(op, err); !errs.Is(e, errs.NotFound) {
-			return nil, e
-		}
-		return nil, fieldErr(op, "task_id", "task.not_found")
-	}
-	if req.CardTypeID == 0 {
-		if tt.NamedTypeID != nil {
-			req.CardTypeID = *tt.NamedTypeID
-		} else if id, err := strconv.ParseInt(req.CardTypeName, 10, 64); err == nil && id > 0 {
-			req.CardTypeID = id
-		} else {
-			return nil, fieldErr(op, "card_type", "cardtype.not_found")
-		}
-	}
-	role := ""
-	if tt.TeamRole != nil {
-		role = *tt.TeamRole
-	}
-	return &bookingParty{user: u, task: tt.Task, teamName: tt.TeamName, requiresApproval: tt.RequiresApproval,
-		mayBook: mayBookAs(u, role), manager: managesAs(u, role)}, nil
+	*req = j.req
+	return j.party, nil
 }
 
 func (s *Store) planBooking(ctx context.Context, tx *gorm.DB, op string, req BookingRequest, party *bookingParty, lock bool) (*bookingPlan, error) {
@@ -522,15 +490,9 @@ func (s *Store) CreateBooking(ctx context.Context, req BookingRequest) (*Booking
 	if err := s.checkBookingRequest(createBookingOp, &req); err != nil {
 		return nil, err
 	}
-	party, err := s.readBookingParty(ctx, s.read(ctx), createBookingOp, &req)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.batches.submit(s, &bookingJob{ctx: ctx, req: req, party: party, done: make(chan struct{})})
-	if err == nil && res != nil {
-		s.nameAssigned(ctx, res.View)
-	}
-	return res, err
+	// Its party (who books for which task) is read with those of its
+	// batch, and its cards named with theirs after the commit.
+	return s.batches.submit(s, &bookingJob{ctx: ctx, req: req, done: make(chan struct{})})
 }
 
 const createBookingOp = "store.CreateBooking"

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -168,6 +170,47 @@ func (s *Store) CreateBookingsJoining(ctxs []context.Context, reqs []BookingRequ
 		res[i], errl[i] = j.res, j.err
 	}
 	return res, errl, len(q.waiting)
+}
+
+// CreateBookingsAsBatch runs the first first requests as one batch, as
+// concurrent CreateBooking calls would, with the others waiting in the
+// queue to join it under the lock; no party is read beforehand. It
+// returns what each got, and how many queries read parties and how many
+// named cards meanwhile.
+func (s *Store) CreateBookingsAsBatch(ctxs []context.Context, reqs []BookingRequest, first int) (res []*BookingResult, errl []error, partyReads, namings int) {
+	res, errl = make([]*BookingResult, len(reqs)), make([]error, len(reqs))
+	jobs := make([]*bookingJob, len(reqs))
+	for i, req := range reqs {
+		if errl[i] = s.checkBookingRequest(createBookingOp, &req); errl[i] != nil {
+			panic(errl[i])
+		}
+		jobs[i] = &bookingJob{ctx: ctxs[i], req: req, done: make(chan struct{})}
+	}
+	var parties, names atomic.Int64
+	name := fmt.Sprintf("test:count%p", jobs)
+	count := func(db *gorm.DB) {
+		switch sql := db.Statement.SQL.String(); {
+		case strings.Contains(sql, "team_role"):
+			parties.Add(1)
+		case strings.Contains(sql, "host_name"):
+			names.Add(1)
+		}
+	}
+	// Find goes through the query callbacks, Scan through the row ones.
+	if err := s.db.Callback().Query().After("gorm:query").Register(name, count); err != nil {
+		panic(err)
+	}
+	defer func() { _ = s.db.Callback().Query().Remove(name) }()
+	if err := s.db.Callback().Row().After("gorm:row").Register(name, count); err != nil {
+		panic(err)
+	}
+	defer func() { _ = s.db.Callback().Row().Remove(name) }()
+	q := &bookingQueue{waiting: append([]*bookingJob(nil), jobs[first:]...), leading: true}
+	s.runBookingBatch(q, jobs[:first])
+	for i, j := range jobs {
+		res[i], errl[i] = j.res, j.err
+	}
+	return res, errl, int(parties.Load()), int(names.Load())
 }
 
 // The straightforward versions of the held-assignment and quota-use
