@@ -136,6 +136,10 @@ func (s *Store) SignInExternal(ctx context.Context, id directory.Identity, defau
 		if err != nil {
 			return err
 		}
+		rules, err := loadRules(tx)
+		if err != nil {
+			return err
+		}
 		if found && row.UserID != nil {
 			if err := tx.First(&u, *row.UserID).Error; err != nil {
 				return withKey(translate(op, err), "user.not_found")
@@ -156,10 +160,6 @@ func (s *Store) SignInExternal(ctx context.Context, id directory.Identity, defau
 				}
 				return s.auditNoted(ctx, tx, "directory_conflict", "external_identity", row.ID, identityNote("audit.sum.directory_identity", id), nil, row)
 			}
-			rules, err := loadRules(tx)
-			if err != nil {
-				return err
-			}
 			role := directory.Map(rules, id, RoleRank).Role
 			if role == "" {
 				role = defaultRole
@@ -179,7 +179,7 @@ func (s *Store) SignInExternal(ctx context.Context, id directory.Identity, defau
 		if err := s.keepIdentity(tx, &row, found, id, &u.ID, now); err != nil {
 			return err
 		}
-		if changed, err = s.applyGroups(ctx, tx, &u, id, defaultRole); err != nil {
+		if changed, err = s.applyGroups(ctx, tx, &u, id, rules, defaultRole); err != nil {
 			return err
 		}
 		return s.auditNoted(ctx, tx, "directory_login", "user", u.ID, identityNote("audit.sum.directory_identity", id), nil, nil)
@@ -244,7 +244,11 @@ func (s *Store) ApplyDirectoryGroups(ctx context.Context, userID int64, id direc
 				return err
 			}
 		}
-		changed, err = s.applyGroups(ctx, tx, &u, id, defaultRole)
+		rules, err := loadRules(tx)
+		if err != nil {
+			return err
+		}
+		changed, err = s.applyGroups(ctx, tx, &u, id, rules, defaultRole)
 		return err
 	})
 	if err != nil {
@@ -256,15 +260,11 @@ func (s *Store) ApplyDirectoryGroups(ctx context.Context, userID int64, id direc
 	return changed, nil
 }
 
-// applyGroups makes u's portal role and its memberships in the teams the
-// rules manage what the identity's groups give, and takes its display name
+// applyGroups makes u's portal role, and its memberships in the teams the
+// rules manage, what the rules give the identity's groups; it takes the display name
 // and mail from the directory; memberships in other teams are the admins'
 // and stay. The last active admin is never demoted. Each change is audited.
-func (s *Store) applyGroups(ctx context.Context, tx *gorm.DB, u *User, id directory.Identity, defaultRole string) (bool, error) {
-	rules, err := loadRules(tx)
-	if err != nil {
-		return false, err
-	}
+func (s *Store) applyGroups(ctx context.Context, tx *gorm.DB, u *User, id directory.Identity, rules []directory.Rule, defaultRole string) (bool, error) {
 	as := directory.Map(rules, id, RoleRank)
 	note := byDirectory(id.Provider)
 	changed := false
@@ -273,12 +273,12 @@ func (s *Store) applyGroups(ctx context.Context, tx *gorm.DB, u *User, id direct
 	if role == "" {
 		role = defaultRole
 	}
-	if u.Role == RoleAdmin && !u.Disabled && role != RoleAdmin {
-		var admins int64
-		if err := tx.Model(&User{}).Where("role = ? AND disabled = ? AND id <> ?", RoleAdmin, false, u.ID).Count(&admins).Error; err != nil {
+	if role != RoleAdmin {
+		last, err := isLastAdmin(tx, *u)
+		if err != nil {
 			return false, err
 		}
-		if admins == 0 {
+		if last {
 			role = RoleAdmin
 		}
 	}
@@ -399,14 +399,12 @@ func (s *Store) DisableGoneUser(ctx context.Context, userID int64, provider stri
 		if u.Disabled {
 			return nil
 		}
-		if u.Role == RoleAdmin {
-			var admins int64
-			if err := tx.Model(&User{}).Where("role = ? AND disabled = ? AND id <> ?", RoleAdmin, false, userID).Count(&admins).Error; err != nil {
-				return err
-			}
-			if admins == 0 {
-				return errs.E(errs.Conflict, op, "user.last_admin")
-			}
+		last, err := isLastAdmin(tx, u)
+		if err != nil {
+			return err
+		}
+		if last {
+			return errs.E(errs.Conflict, op, "user.last_admin")
 		}
 		before := u
 		u.Disabled = true

@@ -312,12 +312,12 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 			u.PasswordHash = hash
 			u.PasswordChangedAt = s.now()
 		}
-		if before.Role == RoleAdmin && !before.Disabled && (u.Role != RoleAdmin || u.Disabled) {
-			var admins int64
-			if err := tx.Model(&User{}).Where("role = ? AND disabled = ? AND id <> ?", RoleAdmin, false, id).Count(&admins).Error; err != nil {
+		if u.Role != RoleAdmin || u.Disabled {
+			last, err := isLastAdmin(tx, before)
+			if err != nil {
 				return err
 			}
-			if admins == 0 {
+			if last {
 				return errs.E(errs.Conflict, op, "user.last_admin")
 			}
 		}
@@ -342,6 +342,17 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 		return nil, err
 	}
 	return &u, nil
+}
+
+// isLastAdmin tells whether u is the portal's last active admin, whom no
+// change may demote or disable: the portal would lock itself out.
+func isLastAdmin(tx *gorm.DB, u User) (bool, error) {
+	if u.Role != RoleAdmin || u.Disabled {
+		return false, nil
+	}
+	var others int64
+	err := tx.Model(&User{}).Where("role = ? AND disabled = ? AND id <> ?", RoleAdmin, false, u.ID).Count(&others).Error
+	return others == 0, err
 }
 
 // ChangePassword checks the current password before setting a new one.
