@@ -296,8 +296,11 @@ func (s *Store) writeJobs(tx *gorm.DB, jobs *[]*bookingJob, join func(*[]*bookin
 		}
 		j := (*jobs)[i]
 		if j.party == nil && j.partyErr == nil {
-			// Joined, or alone after its batch failed: read with the
-			// others still without one.
+			// Joined, or alone after its batch failed: an earlier job's,
+			// or read with the others still without one.
+			reuseParties((*jobs)[:i], (*jobs)[i:])
+		}
+		if j.party == nil && j.partyErr == nil {
 			if err := s.readParties(tx, createBookingOp, (*jobs)[i:]); err != nil {
 				return err
 			}

@@ -120,7 +120,7 @@ func (s *Store) readPartiesNamed(db *gorm.DB, op, name string, jobs []*bookingJo
 		}
 		role := roles[roleKey{r.ID, u.ID}]
 		j.party = &bookingParty{user: u, task: r.Task, teamName: r.TeamName, requiresApproval: r.RequiresApproval,
-			mayBook: mayBookAs(u, role), manager: managesAs(u, role)}
+			teamRole: role, mayBook: mayBookAs(u, role), manager: managesAs(u, role)}
 	}
 	return nil
 }
@@ -137,4 +137,48 @@ func withParties(jobs []*bookingJob) []*bookingJob {
 		kept = append(kept, j)
 	}
 	return kept
+}
+
+// reuseParties gives each job of jobs without a party the party of a job
+// of read with the same task, actor and card type. The requests that join
+// a batch under the lock arrive one or two at a time, and each read of
+// theirs was a round trip made while the type's lock is held, for other
+// processes too; an earlier job's party is as fresh as the batch's own,
+// read moments before the lock. The actor is the job's own (its role may
+// have changed since); only its role in the team is taken.
+func reuseParties(read, jobs []*bookingJob) {
+	type key struct {
+		task, user, typeID int64
+		typeName           string
+	}
+	keyOf := func(j *bookingJob, user int64) key {
+		k := key{task: j.req.TaskID, user: user, typeName: j.req.CardTypeName}
+		if k.typeName == "" {
+			k.typeID = j.req.CardTypeID
+		}
+		return k
+	}
+	var known map[key]*bookingJob
+	for _, j := range jobs {
+		a := ActorFrom(j.ctx)
+		if j.party != nil || j.partyErr != nil || a.UserID == 0 || a.Role == "" {
+			continue // an actor without its role is read from the database (actorUser)
+		}
+		if known == nil {
+			known = map[key]*bookingJob{}
+			for _, r := range read {
+				if r.party != nil {
+					known[keyOf(r, r.party.user.ID)] = r
+				}
+			}
+		}
+		r := known[keyOf(j, a.UserID)]
+		if r == nil {
+			continue
+		}
+		u := &User{ID: a.UserID, Username: a.Username, Role: a.Role}
+		p := *r.party
+		p.user, p.mayBook, p.manager = u, mayBookAs(u, p.teamRole), managesAs(u, p.teamRole)
+		j.party, j.req.CardTypeID = &p, r.req.CardTypeID
+	}
 }

@@ -228,7 +228,7 @@ func (s *Store) readTemplateParty(ctx context.Context, db *gorm.DB, op string, t
 		return nil, translate(op, err)
 	}
 	return &bookingParty{user: u, task: task, teamName: team.Name, requiresApproval: team.RequiresApproval,
-		mayBook: mayBookAs(u, role), manager: managesAs(u, role)}, nil
+		teamRole: role, mayBook: mayBookAs(u, role), manager: managesAs(u, role)}, nil
 }
 
 // UseTemplate creates a new task from the template's baseline and books its

@@ -213,32 +213,45 @@ func (s *Store) fillCards(ctx context.Context, views []BookingView) error {
 	return nil
 }
 
-// nameAssigned gives bookings just placed their cards' hosts and indexes,
-// read after the commit, in one query: the placement itself knows the
-// cards by id and uuid only, and the card type's lock is not held for
-// names. The bookings stand whatever this read does; a card it cannot name
-// keeps its uuid.
+// nameAssigned gives bookings just placed their cards' hosts and indexes:
+// the placement itself knows the cards by id and uuid only, and the card
+// type's lock is not held for names. Names this process read lately are
+// taken as they are (cardLabels, forgotten when cards or hosts change);
+// the others are read after the commit, in one query. The bookings stand
+// whatever this read does; a card it cannot name keeps its uuid.
 func (s *Store) nameAssigned(ctx context.Context, views ...*BookingView) {
-	var uuids []string
+	named, asked := map[string]AssignedCard{}, map[string]bool{}
+	var unknown []string
 	for _, v := range views {
-		if v != nil {
-			uuids = append(uuids, v.Cards...)
+		if v == nil {
+			continue
+		}
+		for _, u := range v.Cards {
+			if _, ok := named[u]; ok || asked[u] {
+				continue
+			}
+			if c, ok := s.cardLabels.get(u); ok {
+				named[u] = c
+			} else {
+				asked[u], unknown = true, append(unknown, u)
+			}
 		}
 	}
-	if len(uuids) == 0 {
-		return
-	}
-	var rows []struct {
-		UUID     string `gorm:"column:uuid"`
-		HostName string
-		GPUIndex int `gorm:"column:gpu_index"`
-	}
-	err := s.read(ctx).Table("cards c").Select("c.uuid, h.name AS host_name, c.gpu_index").
-		Joins("JOIN hosts h ON h.id = c.host_id").Where("c.uuid IN ?", uuids).Scan(&rows).Error
-	named := map[string]AssignedCard{}
-	if err == nil {
-		for _, r := range rows {
-			named[r.UUID] = assignedCard(r.UUID, r.HostName, r.GPUIndex)
+	if len(unknown) > 0 {
+		gen := s.cardLabels.generation()
+		var rows []struct {
+			UUID     string `gorm:"column:uuid"`
+			HostName string
+			GPUIndex int `gorm:"column:gpu_index"`
+		}
+		err := s.read(ctx).Table("cards c").Select("c.uuid, h.name AS host_name, c.gpu_index").
+			Joins("JOIN hosts h ON h.id = c.host_id").Where("c.uuid IN ?", unknown).Scan(&rows).Error
+		if err == nil {
+			for _, r := range rows {
+				c := assignedCard(r.UUID, r.HostName, r.GPUIndex)
+				named[r.UUID] = c
+				s.cardLabels.put(r.UUID, c, gen)
+			}
 		}
 	}
 	for _, v := range views {

@@ -397,6 +397,9 @@ type bookingParty struct {
 	task             Task
 	teamName         string
 	requiresApproval bool
+	// teamRole is the actor's role in the task's team ("" for none), from
+	// which mayBook and manager follow.
+	teamRole         string
 	mayBook, manager bool
 }
 

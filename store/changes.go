@@ -32,6 +32,8 @@ func (s *Store) Forget(c Change) {
 	switch c {
 	case ChangeTokens, ChangeUsers:
 		s.tokenCache.forget()
+	case ChangeInventory:
+		s.cardLabels.forget()
 	}
 }
 

@@ -367,3 +367,7 @@ func (s *Store) BookQuotaDrift(ctx context.Context, typeID int64) ([]string, err
 	}
 	return out, nil
 }
+
+// SessionReadCommitted tells whether the store's MySQL connections open in
+// read committed (mysqlSession).
+func SessionReadCommitted(s *Store) bool { return s.sessionReadCommitted }

@@ -192,3 +192,55 @@ func TestOpenMySQLWithOperatorParameters(t *testing.T) {
 		t.Errorf("created_at read back as %v (%v), want %v in UTC", got.CreatedAt, got.CreatedAt.Location(), h.CreatedAt)
 	}
 }
+
+// Every MySQL connection opens in read committed, which the booking lock
+// needs (txOnce), so that no transaction has to ask for it with a round
+// trip of its own; an isolation the operator's DSN sets is left to it.
+func TestOpenMySQLSessionReadCommitted(t *testing.T) {
+	t.Parallel()
+	isolation := func(t *testing.T, st *store.Store) string {
+		t.Helper()
+		// MariaDB before 11.1 knows only tx_isolation, MySQL 8 only
+		// transaction_isolation.
+		var v string
+		if err := st.DB().QueryRow("SELECT @@SESSION.tx_isolation").Scan(&v); err != nil {
+			if err := st.DB().QueryRow("SELECT @@SESSION.transaction_isolation").Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return v
+	}
+	st := storetest.MustOpen(t, store.MySQL)
+	if got := isolation(t, st); got != "READ-COMMITTED" {
+		t.Errorf("a connection's isolation is %s, want READ-COMMITTED", got)
+	}
+	if !store.SessionReadCommitted(st) {
+		t.Error("the store still asks for read committed in every transaction")
+	}
+	// The ids of a multi-row insert are judged on the pool the store keeps.
+	var mode, step int
+	if err := st.DB().QueryRow("SELECT @@innodb_autoinc_lock_mode, @@auto_increment_increment").Scan(&mode, &step); err != nil {
+		t.Fatal(err)
+	}
+	if want := mode < 2 && step == 1; st.ConsecutiveIDs() != want {
+		t.Errorf("autoinc lock mode %d, step %d: consecutive ids trusted %v, want %v", mode, step, st.ConsecutiveIDs(), want)
+	}
+
+	dsn, _ := storetest.MySQLDSN(t)
+	name := "tx_isolation"
+	var probe string
+	if st.DB().QueryRow("SELECT @@transaction_isolation").Scan(&probe) == nil {
+		name = "transaction_isolation"
+	}
+	own, err := store.Open(context.Background(), store.Options{Dialect: store.MySQL, DSN: dsn + "&" + name + "=%27REPEATABLE-READ%27"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if got := isolation(t, own); got != "REPEATABLE-READ" {
+		t.Errorf("the DSN's %s=REPEATABLE-READ: a connection has %s", name, got)
+	}
+	if store.SessionReadCommitted(own) {
+		t.Error("with the operator's isolation the store must ask for read committed in every transaction")
+	}
+}

@@ -73,14 +73,17 @@ func (s *Store) CreateAPIToken(ctx context.Context, userID int64, name, kind str
 func (s *Store) FindTokenUser(ctx context.Context, secret string) (*APIToken, *User, error) {
 	const op = "store.FindTokenUser"
 	hash := HashSecret(secret)
-	t, u, ok := s.tokenCache.get(hash)
-	if !ok {
+	var t *APIToken
+	var u *User
+	if e, ok := s.tokenCache.get(hash); ok {
+		t, u = &e.token, &e.user // copies: the caller may change them
+	} else {
 		gen := s.tokenCache.generation()
 		var err error
 		if t, u, err = s.readTokenUser(ctx, hash); err != nil {
 			return nil, nil, err
 		}
-		s.tokenCache.put(hash, t, u, gen)
+		s.tokenCache.put(hash, cachedToken{token: *t, user: *u}, gen)
 	}
 	// Last use is a hint for admins; losing it on a busy database is fine,
 	// and writing it at most once a minute keeps reads from becoming writes.
@@ -148,7 +151,7 @@ func (s *Store) FindAPITokens(ctx context.Context, userID int64) ([]APIToken, er
 func (s *Store) RevokeAPIToken(ctx context.Context, id, userID int64) error {
 	const op = "store.RevokeAPIToken"
 	// After the commit: a lookup racing the change must not keep the old
-	// answer (see token_cache.go).
+	// answer (see ttl_cache.go).
 	defer s.changed(ChangeTokens)
 	return s.tx(ctx, op, func(tx *gorm.DB) error {
 		var t APIToken
@@ -178,7 +181,7 @@ func (s *Store) RevokeAPIToken(ctx context.Context, id, userID int64) error {
 func (s *Store) RevokeUserAPITokens(ctx context.Context, userID int64) (int, error) {
 	const op = "store.RevokeUserAPITokens"
 	// After the commit: a lookup racing the change must not keep the old
-	// answer (see token_cache.go).
+	// answer (see ttl_cache.go).
 	defer s.changed(ChangeTokens)
 	var n int
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {

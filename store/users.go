@@ -285,7 +285,7 @@ func (s *Store) UpdateUser(ctx context.Context, id int64, up UserUpdate) (*User,
 		hash = h
 	}
 	var u User
-	// After the commit, API tokens look their user up again (token_cache.go).
+	// After the commit, API tokens look their user up again (ttl_cache.go).
 	defer s.changed(ChangeUsers)
 	err := s.tx(ctx, op, func(tx *gorm.DB) error {
 		u = User{}

@@ -11,7 +11,7 @@ import (
 )
 
 // TestTokenAnswersFollowChanges: a process remembers a token's user for a
-// moment (token_cache.go), but a revocation, a disabled account or a new
+// moment (ttl_cache.go), but a revocation, a disabled account or a new
 // role made in that process count at once, and one made by another process
 // on the same database within two seconds.
 func TestTokenAnswersFollowChanges(t *testing.T) {
