@@ -19,7 +19,9 @@ import (
 // task — shown as the member types the count. Each page shows its
 // content, no message key or formatting slip, and its main column is no
 // wider than the screen. Then the member releases the running booking
-// from the home page in one click and lands back on it. Screenshots:
+// from the home page in one click and lands back on it. A calendar feed
+// issued where the portal has no public URL gives its path and the hint.
+// Screenshots:
 // e2e/artifacts/daily-*.png.
 func TestDailyPagesAtPhoneAndLaptopWidths(t *testing.T) {
 	requireBrowser(t)
@@ -119,6 +121,25 @@ func TestDailyPagesAtPhoneAndLaptopWidths(t *testing.T) {
 		t.Errorf("the preview of 1 × H800 for 123 GiB does not warn")
 	}
 	b.screenshot("preview-vram.zh-CN")
+
+	// A calendar feed issued on a portal without CARDHOUR_BASE_URL: the
+	// path, and what to put before it, instead of a webcal link to nowhere.
+	each(func(width int64, lang string) {
+		// The page the feed is issued on is a POST's answer: the language
+		// comes from the switch (its cookie), as for a person.
+		b.do("open the calendar page", chromedp.Navigate(p.URL+"/calendar"), chromedp.WaitVisible(testid("feed-mine")))
+		if b.htmlLang() != lang {
+			b.do("switch the language", chromedp.Click(testid("lang-switch")), chromedp.WaitVisible(chromedp.CSS(`html[lang="`+lang+`"] [data-testid="feed-mine"]`)))
+		}
+		b.do("issue my calendar feed", chromedp.Click(testid("feed-mine")), chromedp.WaitVisible(testid("feed-issued")))
+		if url := b.text(`[data-testid="feed-url"]`); !strings.HasPrefix(url, "/ical/") {
+			t.Errorf("the feed at %d px in %s reads %q, want its path", width, lang, url)
+		}
+		if n := b.count(`[data-testid="feed-needs-base"]`) - b.count(`[data-testid="feed-webcal"]`); n != 1 {
+			t.Errorf("the feed at %d px in %s: no hint to add the portal's address, or a webcal link", width, lang)
+		}
+		check("calendar-feed", lang, width)
+	})
 
 	// The manager's home.
 	b.do("log out", chromedp.Click(testid("logout")), chromedp.WaitVisible(testid("login-form")))

@@ -137,16 +137,20 @@ func TestCompanySignIn(t *testing.T) {
 		t.Errorf("out of %s at the provider, at the next sign-in the account still shows 视觉组:\n%s", ssoGroup, page)
 	}
 
-	// The login page in English, at a phone's width and a laptop's.
+	// The login page in both languages, at a phone's width and a laptop's.
 	b.do("log out", chromedp.Click(testid("logout")), chromedp.WaitVisible(testid("login-form")))
+	shoot := func(lang string) {
+		for _, w := range []int64{390, 1366} {
+			b.do("resize to "+strconv.FormatInt(w, 10), chromedp.EmulateViewport(w, 860))
+			b.screenshot("login-" + strconv.FormatInt(w, 10) + "." + lang)
+		}
+	}
+	shoot(web.LangZH)
 	b.do("switch to English", chromedp.Click(testid("lang-switch")), chromedp.WaitReady(chromedp.CSS(`html[lang="en"]`)))
 	if got, want := b.text(`[data-testid="login-sso"]`), web.T(web.LangEN, "login.sso", "Test SSO"); got != want {
 		t.Errorf("the English button reads %q, want %q", got, want)
 	}
-	for _, w := range []int64{390, 1366} {
-		b.do("resize to "+strconv.FormatInt(w, 10), chromedp.EmulateViewport(w, 860))
-		b.screenshot("login-" + strconv.FormatInt(w, 10) + ".en")
-	}
+	shoot(web.LangEN)
 	for _, pr := range pageProblems(b.problems()) {
 		t.Errorf("the browser reported: %s", pr)
 	}

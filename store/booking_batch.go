@@ -299,10 +299,10 @@ func (s *Store) writeJobs(tx *gorm.DB, jobs *[]*bookingJob, join func(*[]*bookin
 			// Joined, or alone after its batch failed: an earlier job's,
 			// or read with the others still without one.
 			reuseParties((*jobs)[:i], (*jobs)[i:])
-		}
-		if j.party == nil && j.partyErr == nil {
-			if err := s.readParties(tx, createBookingOp, (*jobs)[i:]); err != nil {
-				return err
+			if j.party == nil {
+				if err := s.readParties(tx, createBookingOp, (*jobs)[i:]); err != nil {
+					return err
+				}
 			}
 		}
 		if j.partyErr != nil {

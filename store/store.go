@@ -196,14 +196,14 @@ func (s *Store) mysqlSession(ctx context.Context, dsn string, cfg *gorm.Config) 
 	_, rawQuery, _ := strings.Cut(dsn, "?")
 	given, _ := url.ParseQuery(rawQuery)
 	synced := dsn
-	isolation := ""
+	readCommitted := false
 	for _, name := range []string{"transaction_isolation", "tx_isolation"} {
 		if given.Has(name) {
 			break
 		}
 		var v string
 		if s.sqlDB.QueryRowContext(ctx, "SELECT @@"+name).Scan(&v) == nil {
-			isolation, synced = name, dsnWith(synced, name, "'READ-COMMITTED'")
+			readCommitted, synced = true, dsnWith(synced, name, "'READ-COMMITTED'")
 			break
 		}
 	}
@@ -238,11 +238,8 @@ func (s *Store) mysqlSession(ctx context.Context, dsn string, cfg *gorm.Config) 
 	if err := s.Ping(ctx); err != nil {
 		return err
 	}
-	if isolation != "" {
-		var v string
-		err := s.sqlDB.QueryRowContext(ctx, "SELECT @@"+isolation).Scan(&v)
-		s.sessionReadCommitted = err == nil && v == "READ-COMMITTED"
-	}
+	// A connection whose SET failed would not have opened.
+	s.sessionReadCommitted = readCommitted
 	return nil
 }
 
